@@ -1,0 +1,27 @@
+# icl-kmeans: regenerate every figure and Table 1 of "Leaner Transformers Can Easily Learn to Cluster".
+#   snakemake --cores all                      quick preset (default), every target
+#   snakemake --cores all fig6                 one figure and only what it needs
+#   snakemake --cores all --config preset=paper --profile slurm
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml", set_default=False)
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/tasks.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/figures.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        ALL_TARGET_FILES,

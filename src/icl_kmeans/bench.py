@@ -1,0 +1,239 @@
+"""Benchmark (`python -m icl_kmeans bench`): training step time, fused vs materialised attention, memory.
+
+Prints one table with
+1. the time of one training step (task sampling + forward + backward + Adam step) for the six
+   configurations {OH, BN, NA} x {NE, L2}, median over timed repeats after warm-up, and the same
+   step done the straightforward way (a Python loop sampling one task at a time, `torch.cdist`
+   attention) for OH:NE, measured in the same run so that the ratio is meaningful;
+2. the speed ratio of the fused (memory-linear) attention against the materialised n x n one;
+3. the peak resident memory of a fresh process that runs re-embedded clustering (2 steps, no grad)
+   of one task with n = 65536 points, against the 4 GB target (an n x n float32 matrix is 17 GB).
+Not a test: numbers depend on the machine. Threads default to all cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+CONFIGS = [(e, r) for e in ("OH", "BN", "NA") for r in ("NE", "L2")]
+TARGET_STEP_MS = 90.0
+TARGET_PEAK_GB = 4.0
+
+
+def _median_ms(fn, repeats: int, warmup: int) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return 1e3 * statistics.median(times)
+
+
+def loop_sample_tasks(batch: int, n: int, d: int, k: int, generator: torch.Generator, scale: float = 0.1):
+    """The straightforward sampler: one task at a time in Python (normal family, isotropic, equal weights)."""
+    Xs, Cs = [], []
+    for _ in range(batch):
+        loc = torch.rand(k, d, generator=generator, dtype=torch.float64)
+        labels = torch.multinomial(torch.full((k,), 1.0 / k, dtype=torch.float64), n, replacement=True,
+                                   generator=generator)
+        X = loc[labels] + scale * torch.randn(n, d, generator=generator, dtype=torch.float64)
+        lo, hi = X.min(0).values, X.max(0).values
+        X = (X - lo) / (hi - lo)
+        C = X[torch.randperm(n, generator=generator)[:k]]
+        Xs.append(X.float())
+        Cs.append(C.float())
+    return torch.stack(Xs), torch.stack(Cs)
+
+
+def _cdist_attention(Z, Zk, Q, K, V, gamma, fused=True, dropout=0.0):
+    """Distance attention written the obvious way: cdist, square, softmax, matmul."""
+    q, k, v = Q(Z), K(Zk), V(Zk)
+    g = gamma / math.sqrt(Z.shape[-1])
+    return torch.softmax(-g * torch.cdist(q, k).pow(2), dim=-1) @ v
+
+
+@contextlib.contextmanager
+def _straightforward_attention():
+    from . import model as model_mod
+
+    saved = model_mod.distance_attention
+    model_mod.distance_attention = _cdist_attention
+    try:
+        yield
+    finally:
+        model_mod.distance_attention = saved
+
+
+def step_time(embedding: str, regularizer: str, d: int, k: int, n: int, batch: int, repeats: int, warmup: int,
+              tau: float = 0.1, fused: bool = True, straightforward: bool = False) -> float:
+    """Median milliseconds of one training step as train() does it (fresh tasks each step)."""
+    from .losses import smoothed_kmeans_loss
+    from .model import ClusterTransformer
+    from .tasks import sample_tasks
+
+    torch.manual_seed(0)
+    model = ClusterTransformer(d, k, embedding, fused=fused).train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    counter = iter(range(10**9))
+
+    def one_step():
+        g = torch.Generator().manual_seed(next(counter))
+        if straightforward:
+            X, C = loop_sample_tasks(batch, n, d, k, g)
+        else:
+            tasks = sample_tasks(batch, n, d, k, generator=g)
+            X, C = tasks.X, tasks.C
+        loss = smoothed_kmeans_loss(X, model(X, C), tau, regularizer).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    ctx = _straightforward_attention() if straightforward else contextlib.nullcontext()
+    with ctx:
+        return _median_ms(one_step, repeats, warmup)
+
+
+def sampling_time(d, k, n, batch, repeats, warmup, straightforward=False) -> float:
+    from .tasks import sample_tasks
+
+    counter = iter(range(10**9))
+
+    def one():
+        g = torch.Generator().manual_seed(next(counter))
+        if straightforward:
+            loop_sample_tasks(batch, n, d, k, g)
+        else:
+            sample_tasks(batch, n, d, k, generator=g)
+
+    return _median_ms(one, repeats, warmup)
+
+
+def forward_time(d, k, n, batch, repeats, warmup, fused: bool) -> float:
+    """Median ms of one eval-mode forward (no grad) of OH on a fixed batch."""
+    from .model import ClusterTransformer
+    from .tasks import sample_tasks
+
+    torch.manual_seed(0)
+    model = ClusterTransformer(d, k, "OH", fused=fused).eval()
+    tasks = sample_tasks(batch, n, d, k, seed=0)
+
+    def one():
+        with torch.no_grad():
+            model(tasks.X, tasks.C)
+
+    return _median_ms(one, repeats, warmup)
+
+
+def _memory_child(n: int, d: int, k: int, steps: int, fused: bool, threads: int) -> None:
+    """Runs in a fresh process: prints JSON with peak RSS before and after the clustering."""
+    import resource
+
+    torch.set_num_threads(threads)
+    from .model import ClusterTransformer
+    from .tasks import sample_tasks
+
+    torch.manual_seed(0)
+    model = ClusterTransformer(d, k, "OH", fused=fused).eval()
+    tasks = sample_tasks(1, n, d, k, seed=0)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: kilobytes
+    t = time.perf_counter()
+    with torch.no_grad():
+        out = model.cluster(tasks.X, tasks.C, steps=steps, mode="reembed")
+    secs = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps(dict(before=before, peak=peak, seconds=secs, finite=bool(torch.isfinite(out).all()))))
+
+
+def memory_run(n: int, d: int, k: int, steps: int, fused: bool, threads: int, timeout: float = 1800) -> dict:
+    cmd = [sys.executable, "-c",
+           f"from icl_kmeans.bench import _memory_child; _memory_child({n}, {d}, {k}, {steps}, {fused}, {threads})"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        return dict(error=f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:] or ''}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="icl_kmeans bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="fewer repeats and a smaller memory task (n=16384)")
+    p.add_argument("--d", type=int, default=32)
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--n", type=int, default=512)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--repeats", type=int, default=None, help="timed repeats (default 20, quick 5)")
+    p.add_argument("--warmup", type=int, default=None, help="untimed warm-up steps (default 5, quick 2)")
+    p.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads (default: all cores)")
+    p.add_argument("--memory-n", type=int, default=None, help="points of the memory task (default 65536)")
+    p.add_argument("--skip", nargs="*", default=[], choices=["steps", "straightforward", "fused", "memory"],
+                   help="parts to leave out")
+    a = p.parse_args(argv)
+    repeats = a.repeats or (5 if a.quick else 20)
+    warmup = a.warmup or (2 if a.quick else 5)
+    mem_n = a.memory_n or (16384 if a.quick else 65536)
+    torch.set_num_threads(a.threads)
+    shape = dict(d=a.d, k=a.k, n=a.n, batch=a.batch)
+    print(f"icl_kmeans bench: torch {torch.__version__}, {torch.get_num_threads()} threads, d={a.d} k={a.k} "
+          f"n={a.n} B={a.batch}, median of {repeats} after {warmup} warm-up", flush=True)
+    rows = []
+
+    def row(what, value, unit, note=""):
+        rows.append((what, value, unit, note))
+        print(f"  {what:<44} {value:>10.2f} {unit:<4} {note}", flush=True)
+
+    if "steps" not in a.skip:
+        print("1. training step (sample + forward + backward + Adam)")
+        samp = sampling_time(a.d, a.k, a.n, a.batch, repeats, warmup)
+        row("sample_tasks", samp, "ms")
+        oh_ne = None
+        for emb, reg in CONFIGS:
+            ms = step_time(emb, reg, repeats=repeats, warmup=warmup, **shape)
+            oh_ne = ms if (emb, reg) == ("OH", "NE") else oh_ne
+            note = (f"target <= {TARGET_STEP_MS:.0f} ms: {'met' if ms <= TARGET_STEP_MS else 'MISSED'}"
+                    if (emb, reg) == ("OH", "NE") else "")
+            row(f"step {emb}:{reg}", ms, "ms", note)
+        if "straightforward" not in a.skip:
+            sr = max(2, repeats // 4)
+            loop = sampling_time(a.d, a.k, a.n, a.batch, sr, 1, straightforward=True)
+            row("straightforward sampler (per-task loop)", loop, "ms", f"x{loop / samp:.1f} of sample_tasks")
+            ms = step_time("OH", "NE", repeats=sr, warmup=1, straightforward=True, **shape)
+            row("straightforward step OH:NE (loop + cdist)", ms, "ms", f"speed-up x{ms / oh_ne:.2f}")
+    if "fused" not in a.skip:
+        print(f"2. fused (memory-linear) vs materialised attention, n={a.n}")
+        f_step = step_time("OH", "NE", repeats=repeats, warmup=warmup, fused=True, **shape)
+        m_step = step_time("OH", "NE", repeats=repeats, warmup=warmup, fused=False, **shape)
+        row("train step OH:NE fused", f_step, "ms")
+        row("train step OH:NE materialised", m_step, "ms", f"fused speed-up x{m_step / f_step:.2f}")
+        f_fwd = forward_time(a.d, a.k, a.n, a.batch, repeats, warmup, fused=True)
+        m_fwd = forward_time(a.d, a.k, a.n, a.batch, repeats, warmup, fused=False)
+        row("eval forward OH fused", f_fwd, "ms")
+        row("eval forward OH materialised", m_fwd, "ms", f"fused speed-up x{m_fwd / f_fwd:.2f}")
+    if "memory" not in a.skip:
+        print(f"3. memory: re-embedded clustering, 2 steps, one task n={mem_n} d={a.d} k={a.k}, fresh process")
+        dense_gb = mem_n * mem_n * 4 / 1e9
+        r = memory_run(mem_n, a.d, a.k, 2, True, a.threads)
+        if "error" in r:
+            print(f"  fused run failed: {r['error']}")
+        else:
+            gb = r["peak"] / 1e9
+            row("peak RSS after setup (torch, model, task)", r["before"] / 1e9, "GB")
+            row("peak RSS of the clustering (fused)", gb, "GB",
+                f"target < {TARGET_PEAK_GB:.0f} GB: {'met' if gb < TARGET_PEAK_GB else 'MISSED'}; "
+                f"one dense n x n float32 = {dense_gb:.1f} GB")
+            row("time of the clustering (fused)", r["seconds"], "s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""Evaluation job bodies: each turns trained checkpoints and held-out task sets into one tidy,
+long-format Parquet table (explicit schema) for one figure."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pyarrow as pa
+from tqdm.auto import tqdm
+
+from ..train import model_from_checkpoint, resolve_device
+from .jobs import write_parquet
+from .taskfiles import load_tasks
+
+MULTISTEP_SCHEMA = pa.schema([
+    ("figure", pa.string()), ("testset", pa.string()), ("curve", pa.string()), ("train_family", pa.string()),
+    ("run", pa.string()), ("seed", pa.int64()), ("mode", pa.string()), ("t", pa.int64()),
+    ("metric", pa.string()), ("value", pa.float64())])
+LANDSCAPE_SCHEMA = pa.schema([
+    ("figure", pa.string()), ("testset", pa.string()), ("curve", pa.string()), ("train_family", pa.string()),
+    ("d", pa.int64()), ("run", pa.string()), ("seed", pa.int64()), ("alpha", pa.float64()),
+    ("beta", pa.float64()), ("metric", pa.string()), ("value", pa.float64())])
+DISSIMILARITY_SCHEMA = pa.schema([
+    ("figure", pa.string()), ("row_family", pa.string()), ("row_index", pa.int64()), ("col_family", pa.string()),
+    ("col_index", pa.int64()), ("emd", pa.float64())])
+PROFILE_SCHEMA = pa.schema([
+    ("figure", pa.string()), ("d", pa.int64()), ("k", pa.int64()), ("embedding", pa.string()),
+    ("metric", pa.string()), ("value", pa.float64()), ("device", pa.string())])
+BASELINE_NAMES = {"lloyd": "Lloyd", "em": "EM"}
+
+
+def _write(df: pd.DataFrame, schema: pa.Schema, out) -> None:
+    df = df[schema.names].sort_values([c for c in schema.names if c not in ("value", "emd")], kind="stable")
+    write_parquet(pa.Table.from_pandas(df, schema=schema, preserve_index=False), out)
+
+
+def _split_model_key(key: str) -> tuple[str, str | None]:
+    """'OH:L2|cauchy' -> ('OH:L2', 'cauchy'); 'OH:L2' -> ('OH:L2', None)."""
+    curve, _, family = key.partition("|")
+    return curve, family or None
+
+
+def _checkpoint(checkpoints, run, seed):
+    return next(c for c in checkpoints if f"/{run}/seed{seed}/" in c)
+
+
+def _long(df: pd.DataFrame, id_vars: list, metrics: list) -> pd.DataFrame:
+    return df.melt(id_vars=id_vars, value_vars=metrics, var_name="metric", value_name="value")
+
+
+def multistep(fig: str, spec: dict, seeds, checkpoints, testset_files, out, device="auto") -> None:
+    from ..evaluate import baseline_curve, multistep_curve
+
+    dev = resolve_device(device)
+    frames = []
+    jobs = [(name, ts, key, run, seed) for name, ts in spec["testsets"].items()
+            for key, run in spec["models"].items() for seed in seeds]
+    metrics = ["log_objective", "objective", "misclustering"]
+    tasks_cache = {}
+    for name, ts, key, run, seed in tqdm(jobs, desc=f"{fig} multi-step", mininterval=1.0):
+        if name not in tasks_cache:
+            tasks_cache[name] = load_tasks(next(f for f in testset_files if ts["id"] in f), device=dev)
+        model = model_from_checkpoint(_checkpoint(checkpoints, run, seed), device=dev)
+        curve, fam = _split_model_key(key)
+        for mode in spec["modes"]:
+            df = multistep_curve(model, tasks_cache[name], spec["steps"], mode=mode)
+            df = df.assign(figure=fig, testset=name, curve=curve, train_family=fam, run=run, seed=seed, mode=mode)
+            frames.append(_long(df, ["figure", "testset", "curve", "train_family", "run", "seed", "mode", "t"],
+                                metrics))
+    for name, tasks in tasks_cache.items():
+        for method in spec["baselines"]:
+            df = baseline_curve(tasks, spec["steps"], method=method)
+            df = df.assign(figure=fig, testset=name, curve=BASELINE_NAMES[method], train_family=None, run=None,
+                           seed=None, mode="-")
+            frames.append(_long(df, ["figure", "testset", "curve", "train_family", "run", "seed", "mode", "t"],
+                                metrics))
+    df = pd.concat(frames, ignore_index=True)
+    df["seed"] = df["seed"].astype("Int64")
+    _write(df, MULTISTEP_SCHEMA, out)
+
+
+def landscape(fig: str, spec: dict, seed: int, checkpoints, testset_files, out, device="auto") -> None:
+    """Loss (Fig 3) or gap (Fig 5) surface around the trained parameters of the first seed."""
+    from ..landscape import gap_surface, loss_surface
+
+    dev = resolve_device(device)
+    frames = []
+    for key, run in tqdm(spec["models"].items(), desc=f"{fig} surfaces"):
+        curve, tag = _split_model_key(key)
+        model = model_from_checkpoint(_checkpoint(checkpoints, run, seed), device=dev)
+        name = tag if spec["surface"] == "gap" else f"d={model.d}"
+        ts = spec["testsets"][name]
+        tasks = load_tasks(next(f for f in testset_files if ts["id"] in f), device=dev)
+        kw = dict(resolution=spec["resolution"], seed=seed)
+        if spec["surface"] == "loss":
+            df = loss_surface(model, tasks, spec["tau"], spec["regularizer"], **kw)
+            metrics = ["loss"]
+        else:
+            df = gap_surface(model, tasks, tau=spec["tau"], regularizer=spec["regularizer"], **kw)
+            metrics = ["gap_mean", "gap_max"]
+        fam = tag if spec["surface"] == "gap" else "normal"
+        df = df.assign(figure=fig, testset=name, curve=curve, train_family=fam, d=model.d, run=run, seed=seed)
+        frames.append(_long(df, ["figure", "testset", "curve", "train_family", "d", "run", "seed", "alpha", "beta"],
+                            metrics))
+    _write(pd.concat(frames, ignore_index=True), LANDSCAPE_SCHEMA, out)
+
+
+def dissimilarity(fig: str, spec: dict, testset_files, out) -> None:
+    from ..dissimilarity import task_dissimilarity
+
+    sets = {fam: load_tasks(next(f for f in testset_files if ts["id"] in f)) for fam, ts in spec["testsets"].items()}
+    df = task_dissimilarity(sets).assign(figure=fig)
+    _write(df, DISSIMILARITY_SCHEMA, out)
+
+
+def profile(fig: str, spec: dict, out, device="auto") -> None:
+    from ..profiling import profile_grid
+
+    dev = resolve_device(device)
+    df = profile_grid(spec["ds"], spec["ks"], n=spec["n"], batch=spec["batch"], warmup=spec["warmup"],
+                      reps=spec["reps"], device=str(dev))
+    _write(df.assign(figure=fig, device=str(dev)), PROFILE_SCHEMA, out)

@@ -1,0 +1,43 @@
+"""What every pipeline script does around its work: log to the rule's log file, use the job's
+threads, and leave a traceback in the log when it fails."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+import traceback
+
+
+def as_list(x) -> list:
+    return [x] if isinstance(x, str) else list(x)
+
+
+@contextlib.contextmanager
+def job(smk):
+    threads = str(max(1, int(getattr(smk, "threads", 1) or 1)))
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # before torch is imported by the job body
+        os.environ[var] = threads
+    log = open(smk.log[0], "w", buffering=1) if len(smk.log) else None
+    old = sys.stdout, sys.stderr
+    if log is not None:
+        sys.stdout = sys.stderr = log
+    start = time.time()
+    print(f"[{smk.rule}] started; threads={threads}; wildcards={dict(smk.wildcards.items())}", flush=True)
+    try:
+        try:
+            import torch
+
+            torch.set_num_threads(int(threads))
+        except ImportError:  # plotting environments have no torch
+            pass
+        yield
+        print(f"[{smk.rule}] done in {time.time() - start:.1f} s", flush=True)
+    except BaseException:
+        traceback.print_exc()
+        raise
+    finally:
+        sys.stdout, sys.stderr = old
+        if log is not None:
+            log.close()

@@ -1,0 +1,71 @@
+"""Bodies of the pipeline's jobs. The scripts in workflow/scripts only unpack `snakemake` and call these."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+
+from ..train import TrainConfig, atomic_save, load_checkpoint, resolve_device, train
+from .taskfiles import load_tasks
+
+METRICS_SCHEMA = pa.schema([("step", pa.int64()), ("train_loss", pa.float64()), ("rel_val_loss", pa.float64()),
+                            ("lr", pa.float64())])
+TIMING_SCHEMA = pa.schema([("step", pa.int64()), ("wall_time", pa.float64())])
+
+
+def write_parquet(table: pa.Table, path) -> None:
+    """Atomic Parquet write (a crash never leaves a truncated table behind)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)
+
+
+def write_json(obj, path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def train_run(run: str, config: dict, seed: int, val_path, checkpoint, metrics, timing, record,
+              device: str = "auto", progress: bool = True) -> dict:
+    """Trains one (configuration, seed), resuming from `<checkpoint>.resume` if an earlier attempt died.
+
+    The resume file lives beside the declared output (Snakemake deletes incomplete outputs, not it)
+    and becomes the output by an atomic rename once training is over.
+    """
+    cfg = TrainConfig.from_dict({**config, "seed": int(seed)})
+    dev = resolve_device(device)
+    resume = Path(str(checkpoint) + ".resume")
+    result = train(cfg, checkpoint=resume, val_tasks=load_tasks(val_path), device=str(dev), progress=progress)
+    m = result.metrics
+    write_parquet(pa.Table.from_pandas(m[list(METRICS_SCHEMA.names)], schema=METRICS_SCHEMA, preserve_index=False),
+                  metrics)
+    write_parquet(pa.Table.from_pandas(m[list(TIMING_SCHEMA.names)], schema=TIMING_SCHEMA, preserve_index=False),
+                  timing)
+    rec = dict(run=run, seed=int(seed), config=cfg.to_dict(), status=result.status, steps_done=result.steps_done,
+               diverged_step=result.diverged_step, wall_time=round(result.wall_time, 3), device=result.device,
+               device_name=torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor() or "cpu",
+               resumed_from=result.resumed_from, torch=torch.__version__, python=sys.version.split()[0],
+               final_rel_val_loss=float(m["rel_val_loss"].dropna().iloc[-1]) if m["rel_val_loss"].notna().any()
+               else None)
+    write_json(rec, record)
+    os.replace(resume, checkpoint)
+    return rec
+
+
+def checkpoint_status(path) -> str:
+    return load_checkpoint(path)["status"]
+
+
+__all__ = ["train_run", "write_parquet", "write_json", "atomic_save", "checkpoint_status"]

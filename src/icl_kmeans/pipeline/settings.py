@@ -1,0 +1,52 @@
+"""Resolve the pipeline configuration: preset values, overridden by config.yaml and --config,
+validated against workflow/schemas/config.schema.yaml with errors that name key, value and what
+is allowed. No torch import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _explain(err: jsonschema.ValidationError, schema: dict) -> str:
+    key = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+    if err.validator == "additionalProperties":
+        allowed = ", ".join(sorted(schema["properties"]))
+        return f"{err.message}. Allowed keys: {allowed}"
+    prop = schema["properties"].get(str(err.absolute_path[0]) if err.absolute_path else "", {})
+    allowed = prop.get("description", "")
+    if "enum" in prop:
+        allowed = f"one of {prop['enum']}. {allowed}"
+    return f"config key {key!r} has invalid value {err.instance!r}: {err.message}. Allowed: {allowed}"
+
+
+def validate(config: dict, schema: dict, where: str) -> None:
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config), key=lambda e: list(e.path))
+    if errors:
+        raise ConfigError(f"invalid configuration ({where}):\n  " + "\n  ".join(_explain(e, schema) for e in errors))
+
+
+def load_schema(workflow_dir: Path) -> dict:
+    return yaml.safe_load((Path(workflow_dir) / "schemas" / "config.schema.yaml").read_text())
+
+
+def resolve(config: dict, workflow_dir: str | Path) -> dict:
+    """Settings = schema defaults < preset file < explicit keys of config (config.yaml, --config)."""
+    workflow_dir = Path(workflow_dir)
+    schema = load_schema(workflow_dir)
+    validate(config, schema, "config.yaml and --config")
+    preset = config.get("preset", schema["properties"]["preset"]["default"])
+    preset_values = yaml.safe_load((workflow_dir / "presets" / f"{preset}.yaml").read_text())
+    validate(preset_values, schema, f"workflow/presets/{preset}.yaml")
+    settings = {k: v["default"] for k, v in schema["properties"].items()}
+    settings.update(preset_values)
+    settings.update(config)
+    settings["preset"] = preset
+    settings["overrides"] = sorted(k for k in config if k != "preset")
+    return settings

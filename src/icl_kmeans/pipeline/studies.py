@@ -1,0 +1,187 @@
+"""What each figure needs: the training runs (a run = a full training configuration, trained once
+per seed and shared by every figure that uses it) and the evaluations, for resolved settings.
+
+Pure Python (no torch): Snakemake builds the DAG from this at parse time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+EMBEDDINGS = ("OH", "BN", "NA")
+REGULARIZERS = ("NE", "L2")
+SIX = [(e, r) for e in EMBEDDINGS for r in REGULARIZERS]
+FAMILIES = ("normal", "cauchy", "gumbel", "laplace", "lognormal")
+
+TRAINING_FIGURES = ("fig2", "fig4", "fig10", "fig11", "fig13", "fig14", "fig15", "fig16", "fig17")
+FIGURES = tuple(f"fig{i}" for i in range(1, 20)) + ("fig_em",)
+TARGETS = FIGURES + ("table1",)
+
+# Fixed choices the paper leaves open (recorded in every run's config and the captions).
+MULTISTEP_BASE = dict(d=32, k=10, tau=0.1)  # Figs 5-8, 12, fig_em
+DISTRIBUTION_KEYS = ("family", "n", "d", "k", "isotropic", "equal_weights", "scale")
+
+
+def run_config(s: dict, **overrides) -> dict:
+    """A full training configuration (TrainConfig fields without the seed)."""
+    cfg = dict(d=4, k=6, embedding="OH", regularizer="L2", tau=0.1, n=s["n"], batch=s["batch"], lr=0.01,
+               steps=s["steps"], family="normal", isotropic=True, equal_weights=True, scale=0.1,
+               eval_every=s["eval_every"], val_batches=s["val_batches"], clip_grad=None, plateau=False,
+               gamma=1.0, bias=False, dropout=0.0)
+    unknown = set(overrides) - set(cfg)
+    if unknown:
+        raise KeyError(f"unknown run options {sorted(unknown)}")
+    cfg.update(overrides)
+    cfg["eval_every"] = min(cfg["eval_every"], cfg["steps"])
+    return cfg
+
+
+def digest(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
+
+
+def run_id(cfg: dict) -> str:
+    """Readable and unique: the headline options, then a digest of the full configuration."""
+    return f"{cfg['embedding']}-{cfg['regularizer']}_d{cfg['d']}_k{cfg['k']}_{digest(cfg)[:10]}"
+
+
+def distribution(cfg: dict) -> dict:
+    return {k: cfg[k] for k in DISTRIBUTION_KEYS}
+
+
+def distribution_id(dist: dict) -> str:
+    iso = "iso" if dist["isotropic"] else "aniso"
+    w = "eq" if dist["equal_weights"] else "uneq"
+    return f"{dist['family']}_n{dist['n']}_d{dist['d']}_k{dist['k']}_{iso}_{w}_s{dist['scale']:g}"
+
+
+def curve(cfg: dict) -> str:
+    return f"{cfg['embedding']}:{cfg['regularizer']}"
+
+
+@dataclass
+class Curve:
+    """One curve of a training figure: a run plus the facet labels it is drawn in."""
+
+    run: str
+    facets: dict
+    label: str
+
+
+@dataclass
+class Studies:
+    settings: dict
+    runs: dict = field(default_factory=dict)  # run id -> config
+    training: dict = field(default_factory=dict)  # figure -> [Curve]
+    evaluations: dict = field(default_factory=dict)  # figure -> evaluation spec (plain dict)
+
+    def add(self, fig: str, facets: dict, **overrides) -> str:
+        cfg = run_config(self.settings, **overrides)
+        rid = run_id(cfg)
+        self.runs.setdefault(rid, cfg)
+        if fig is not None:
+            self.training.setdefault(fig, []).append(Curve(rid, facets, curve(cfg)))
+        return rid
+
+    def runs_of(self, fig: str) -> list[str]:
+        if fig in self.training:
+            return sorted({c.run for c in self.training[fig]})
+        spec = self.evaluations.get(fig, {})
+        return sorted(set(spec.get("models", {}).values()) | {r for r in spec.get("runs", [])})
+
+    def distributions(self) -> dict:
+        """distribution id -> distribution, over all runs (each has a validation set per seed)."""
+        return {distribution_id(distribution(c)): distribution(c) for c in self.runs.values()}
+
+
+def build(s: dict) -> Studies:
+    st = Studies(settings=s)
+    six = lambda fig, facets, **o: [st.add(fig, facets, embedding=e, regularizer=r, **o) for e, r in SIX]  # noqa: E731
+
+    for tau in (1.0, 0.1):
+        six("fig2", {"panel": "a", "d": 4, "tau": tau}, d=4, k=6, tau=tau)
+    for d in (4, 16):
+        six("fig2", {"panel": "b", "d": d, "tau": 0.25}, d=d, k=6, tau=0.25)
+    for fam in FAMILIES:
+        for tau in (1.0, 0.1):
+            six("fig4", {"family": fam, "tau": tau}, d=32, k=10, tau=tau, family=fam)
+    for d in (4, 32):
+        for tau in (1.0, 0.25, 0.14, 0.1):
+            six("fig10", {"d": d, "tau": tau}, d=d, k=6, tau=tau)
+        for lr in (0.001, 0.01, 0.1, 1.0):
+            six("fig11", {"d": d, "lr": lr}, d=d, k=6, tau=0.1, lr=lr, steps=s["lr_sweep_steps"])
+        for n in s["fig13_train_n"]:
+            six("fig13", {"d": d, "n": n}, d=d, k=6, tau=0.1, n=n)
+    for d in (4, 8, 16, 32):
+        for tau in (0.25, 0.1):
+            six("fig14", {"d": d, "tau": tau}, d=d, k=6, tau=tau)
+    for k in (6, 10, 16, 25):
+        for d, tau in ((4, 1.0), (4, 0.1), (32, 1.0), (32, 0.1)):
+            six("fig15", {"k": k, "d": d, "tau": tau}, d=d, k=k, tau=tau)
+    for fam in FAMILIES:
+        for k, tau in ((6, 1.0), (10, 1.0), (6, 0.1), (10, 0.1)):
+            six("fig16", {"family": fam, "k": k, "tau": tau}, d=32, k=k, tau=tau, family=fam)
+    for d, k, tau in ((16, 16, 1.0), (32, 25, 1.0)):
+        for n in s["fig17_train_n"]:
+            for e in ("OH", "BN"):
+                st.add("fig17", {"d": d, "k": k, "tau": tau, "n": n}, d=d, k=k, tau=tau, n=n, embedding=e,
+                       regularizer="L2", clip_grad=1.0)
+
+    base = MULTISTEP_BASE
+    L2 = lambda fam="normal": {e: st.add(None, {}, embedding=e, regularizer="L2", family=fam, **base)  # noqa: E731
+                               for e in EMBEDDINGS}
+    six_models = {f"{e}:{r}": st.add(None, {}, embedding=e, regularizer=r, **base) for e, r in SIX}
+    ev = dict(d=base["d"], k=base["k"], n=s["n"], tasks=s["eval_tasks"], steps=s["eval_steps"])
+
+    def evalset(family="normal", n=None, isotropic=True, equal_weights=True, scale=0.1, tasks=None):
+        return dict(family=family, n=n or s["n"], d=base["d"], k=base["k"], isotropic=isotropic,
+                    equal_weights=equal_weights, scale=scale, tasks=tasks or s["eval_tasks"])
+
+    st.evaluations["fig6"] = dict(kind="multistep", models=six_models, modes=["naive", "reembed"],
+                                  testsets={"normal": evalset()}, steps=ev["steps"], baselines=["lloyd"])
+    shifts = {"unequal weights": evalset(equal_weights=False), "anisotropic": evalset(isotropic=False),
+              "scale 0.05": evalset(scale=0.05), "scale 0.2": evalset(scale=0.2)}
+    st.evaluations["fig7"] = dict(kind="multistep", models={f"{e}:L2": r for e, r in L2().items()},
+                                  modes=["reembed"], testsets=shifts, steps=ev["steps"], baselines=["lloyd"])
+    grid_models = {f"{e}:L2|{fam}": r for fam in FAMILIES for e, r in L2(fam).items()}
+    for fig in ("fig8", "fig18"):
+        st.evaluations[fig] = dict(kind="multistep", models=grid_models, modes=["reembed"],
+                                   testsets={fam: evalset(family=fam) for fam in FAMILIES}, steps=ev["steps"],
+                                   baselines=["lloyd"], cross="train family x test family")
+    st.evaluations["fig12"] = dict(kind="multistep", models={f"{e}:L2": r for e, r in L2().items()},
+                                   modes=["reembed"], testsets={f"n={n}": evalset(n=n) for n in s["fig12_eval_n"]},
+                                   steps=ev["steps"], baselines=["lloyd"])
+    em_models = {f"{e}:L2": r for e, r in L2().items() if e in ("OH", "BN")}
+    st.evaluations["fig_em"] = dict(kind="multistep", models=em_models, modes=["reembed"],
+                                    testsets={f"n={n}": evalset(n=n) for n in s["fig_em_n"]},
+                                    steps=ev["steps"], baselines=["lloyd", "em"])
+    land = {f"{e}:L2|d={d}": st.add(None, {}, d=d, k=6, tau=0.1, embedding=e, regularizer="L2")
+            for d in (4, 32) for e in ("OH", "BN")}
+    st.evaluations["fig3"] = dict(kind="landscape", surface="loss", models=land, tau=0.1, regularizer="L2",
+                                  resolution=s["landscape_resolution"], tasks=s["landscape_tasks"],
+                                  testsets={name: dict(evalset(), d=int(name.split("=")[1]), k=6,
+                                                       tasks=s["landscape_tasks"]) for name in
+                                            ("d=4", "d=32")})
+    gap_models = {f"OH:L2|{fam}": L2(fam)["OH"] for fam in ("normal", "cauchy")}
+    st.evaluations["fig5"] = dict(kind="landscape", surface="gap", models=gap_models, tau=0.1, regularizer="L2",
+                                  resolution=s["landscape_resolution"], tasks=s["landscape_tasks"],
+                                  testsets={fam: evalset(family=fam, tasks=s["landscape_tasks"])
+                                            for fam in ("normal", "cauchy")})
+    for fig, per in (("fig9", s["fig9_tasks_per_family"]), ("fig19", s["fig19_tasks_per_family"])):
+        st.evaluations[fig] = dict(kind="dissimilarity", testsets={fam: evalset(family=fam, tasks=per)
+                                                                   for fam in FAMILIES})
+    st.evaluations["fig1"] = dict(kind="profile", ds=s["profile_d"], ks=s["profile_k"], n=s["profile_n"],
+                                  batch=s["profile_batch"], warmup=s["profile_warmup"], reps=s["profile_reps"])
+    st.evaluations["table1"] = dict(kind="profile", ds=[32], ks=s["table1_k"], n=s["profile_n"],
+                                    batch=s["profile_batch"], warmup=s["profile_warmup"], reps=s["profile_reps"])
+    for spec in st.evaluations.values():
+        for name, ts in spec.get("testsets", {}).items():
+            ts["id"] = testset_id(ts)
+    return st
+
+
+def testset_id(ts: dict) -> str:
+    dist = {k: ts[k] for k in DISTRIBUTION_KEYS}
+    return f"{distribution_id(dist)}_t{ts['tasks']}"

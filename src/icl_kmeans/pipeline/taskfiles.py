@@ -1,0 +1,34 @@
+"""Task sets on disk: the tensors of a TaskBatch plus the generator parameters that made them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from ..tasks import TaskBatch, sample_tasks
+from ..train import TrainConfig, atomic_save, validation_tasks
+
+FIELDS = ("X", "C", "labels", "locations", "scales", "weights")
+
+
+def save_tasks(tasks: TaskBatch, path, **generator) -> None:
+    atomic_save({**{f: getattr(tasks, f) for f in FIELDS}, "params": tasks.params, "generator": generator}, Path(path))
+
+
+def load_tasks(path, device="cpu") -> TaskBatch:
+    blob = torch.load(path, map_location=device, weights_only=False)
+    return TaskBatch(**{f: blob[f] for f in FIELDS}, params=blob["params"])
+
+
+def write_validation_set(dist: dict, seed: int, batch: int, val_batches: int, path) -> None:
+    """The validation set train() would draw itself for any run of this distribution and seed."""
+    cfg = TrainConfig(seed=seed, batch=batch, val_batches=val_batches, **dist)
+    save_tasks(validation_tasks(cfg), path, purpose="validation", seed=seed, batch=batch, val_batches=val_batches,
+               **dist)
+
+
+def write_test_set(testset: dict, seed: int, path) -> None:
+    spec = {k: v for k, v in testset.items() if k not in ("tasks", "id")}
+    tasks = sample_tasks(testset["tasks"], seed=seed, **spec)
+    save_tasks(tasks, path, purpose="evaluation", seed=seed, tasks=testset["tasks"], **spec)

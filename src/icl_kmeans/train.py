@@ -1,0 +1,277 @@
+"""Training (SPEC 7, Algorithm 1): Adam on the smoothed k-means loss, fresh tasks every step.
+
+A run is a pure function of its TrainConfig: model initialisation, the tasks of step s and the
+validation set come from seeds derived from (seed, stream, step), so a run resumed from a
+checkpoint draws exactly the tasks the uninterrupted run would have drawn.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from . import _checks
+from .baselines import lloyd
+from .embeddings import EMBEDDINGS
+from .losses import REGULARIZERS, kmeans_objective, smoothed_kmeans_loss
+from .model import ClusterTransformer
+from .tasks import FAMILIES, TaskBatch, sample_tasks
+
+CHECKPOINT_FORMAT = 1
+STREAM_INIT, STREAM_TRAIN, STREAM_VAL = 0, 1, 2
+METRIC_COLUMNS = ("step", "train_loss", "rel_val_loss", "lr", "wall_time")
+
+
+@dataclass
+class TrainConfig:
+    """Everything that determines a training run (device aside: it is recorded, not part of the identity)."""
+
+    d: int = 4
+    k: int = 6
+    embedding: str = "OH"
+    regularizer: str = "L2"
+    tau: float = 0.1
+    n: int = 512
+    batch: int = 32
+    lr: float = 0.01
+    steps: int = 10000
+    seed: int = 0
+    family: str = "normal"
+    isotropic: bool = True
+    equal_weights: bool = True
+    scale: float = 0.1
+    eval_every: int = 50
+    val_batches: int = 10
+    clip_grad: float | None = None
+    plateau: bool = False
+    gamma: float = 1.0
+    bias: bool = False
+    dropout: float = 0.0
+
+    def __post_init__(self):
+        for name in ("d", "n", "batch", "steps", "eval_every", "val_batches"):
+            _checks.positive_int(name, getattr(self, name))
+        _checks.positive_int("k", self.k, minimum=2)
+        _checks.positive_int("seed", self.seed, minimum=0)
+        if self.n < self.k:
+            raise ValueError(f"n={self.n} points is invalid for k={self.k} centers; expected n >= k")
+        _checks.choice("embedding", self.embedding, EMBEDDINGS)
+        _checks.choice("regularizer", self.regularizer, REGULARIZERS)
+        _checks.choice("family", self.family, FAMILIES)
+        for name in ("tau", "lr", "scale", "gamma"):
+            _checks.positive_float(name, getattr(self, name))
+        if self.clip_grad is not None:
+            _checks.positive_float("clip_grad", self.clip_grad)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "TrainConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown training option(s) {unknown}; allowed: {sorted(known)}")
+        return cls(**values)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class TrainResult:
+    config: TrainConfig
+    model: ClusterTransformer
+    metrics: "object"  # pandas.DataFrame with METRIC_COLUMNS
+    status: str  # "ok" or "diverged"
+    steps_done: int
+    diverged_step: int | None = None
+    wall_time: float = 0.0
+    device: str = "cpu"
+    resumed_from: int | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def derived_seed(seed: int, stream: int, step: int = 0) -> int:
+    """Independent 63-bit seeds per (run seed, stream, step)."""
+    return int(np.random.SeedSequence([seed, stream, step]).generate_state(2, np.uint64)[0] >> np.uint64(1))
+
+
+def resolve_device(device: str | None) -> torch.device:
+    """'auto' (or None): CUDA when available, else CPU; 'cuda' fails clearly when there is none."""
+    if device in (None, "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} was asked for but torch.cuda.is_available() is False; use 'cpu' or 'auto'")
+    return dev
+
+
+def task_kwargs(config: TrainConfig) -> dict:
+    return dict(n=config.n, d=config.d, k=config.k, family=config.family, isotropic=config.isotropic,
+                equal_weights=config.equal_weights, scale=config.scale)
+
+
+def validation_tasks(config: TrainConfig) -> TaskBatch:
+    """The run's fixed validation set: val_batches x batch held-out tasks of the training distribution."""
+    g = torch.Generator().manual_seed(derived_seed(config.seed, STREAM_VAL))
+    return sample_tasks(config.val_batches * config.batch, generator=g, **task_kwargs(config))
+
+
+def build_model(config: TrainConfig) -> ClusterTransformer:
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(derived_seed(config.seed, STREAM_INIT))
+        return ClusterTransformer(config.d, config.k, config.embedding, gamma=config.gamma, bias=config.bias,
+                                  dropout=config.dropout)
+
+
+@torch.no_grad()
+def relative_loss(model: ClusterTransformer, tasks: TaskBatch, chunk: int = 64) -> float:
+    """mean over tasks of L(X, F(X, C)) / L(X, C_lloyd1): below 1, one layer beats one Lloyd step."""
+    was_training = model.training
+    model.eval()
+    dev = next(model.parameters()).device
+    ratios = []
+    for s in range(0, len(tasks), chunk):
+        X, C = tasks.X[s:s + chunk].to(dev), tasks.C[s:s + chunk].to(dev)
+        ratios.append(kmeans_objective(X, model(X, C)) / kmeans_objective(X, lloyd(X, C, 1)[0]))
+    model.train(was_training)
+    return torch.cat(ratios).mean().item()
+
+
+def atomic_save(obj, path: Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def load_checkpoint(path, map_location="cpu") -> dict:
+    ckpt = torch.load(path, map_location=map_location, weights_only=False)
+    if ckpt.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path}: checkpoint format {ckpt.get('format')!r} is not {CHECKPOINT_FORMAT}")
+    return ckpt
+
+
+def model_from_checkpoint(path, device="cpu") -> ClusterTransformer:
+    ckpt = load_checkpoint(path)
+    model = build_model(TrainConfig.from_dict(ckpt["config"]))
+    model.load_state_dict(ckpt["model"])
+    return model.to(device).eval()
+
+
+def _metrics_frame(rows: list[dict]):
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=list(METRIC_COLUMNS)).astype(
+        {"step": "int64", "train_loss": "float64", "rel_val_loss": "float64", "lr": "float64", "wall_time": "float64"})
+
+
+def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = None, val_tasks: TaskBatch | None = None,
+          device: str | None = "cpu", checkpoint_every: int | None = None, progress: bool = False,
+          max_steps: int | None = None) -> TrainResult:
+    """Trains F_{d:k} per SPEC 7 and returns its metrics, one row per step.
+
+    checkpoint: file written atomically every `checkpoint_every` steps (default eval_every) and at the
+    end; if it exists, training resumes from it (its config must match). A non-finite loss stops the
+    run: the last finite state is saved and status is "diverged". `max_steps` stops early (for tests
+    of interruption); the checkpoint then resumes to the identical end state.
+    """
+    config = TrainConfig.from_dict(config) if isinstance(config, dict) else config
+    dev = resolve_device(device)
+    checkpoint = Path(checkpoint) if checkpoint is not None else None
+    checkpoint_every = checkpoint_every or config.eval_every
+    _checks.positive_int("checkpoint_every", checkpoint_every)
+
+    model = build_model(config).to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=config.lr)
+    sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=5) if config.plateau else None
+    val = (val_tasks if val_tasks is not None else validation_tasks(config)).to(dev)
+    rows: list[dict] = []
+    start_step, wall_before, status, diverged_step, resumed_from = 0, 0.0, "ok", None, None
+    rng_state = None
+
+    if checkpoint is not None and checkpoint.exists():
+        ckpt = load_checkpoint(checkpoint, map_location=dev)
+        if ckpt["config"] != config.to_dict():
+            diff = {k: (ckpt["config"].get(k), v) for k, v in config.to_dict().items() if ckpt["config"].get(k) != v}
+            raise ValueError(f"{checkpoint} belongs to another configuration (checkpoint vs asked: {diff}); "
+                             "delete it or use another path")
+        model.load_state_dict(ckpt["model"])
+        opt.load_state_dict(ckpt["optimizer"])
+        if sched is not None:
+            sched.load_state_dict(ckpt["scheduler"])
+        rows, start_step, wall_before = list(ckpt["metrics"]), ckpt["step"], ckpt["wall_time"]
+        status, diverged_step, rng_state = ckpt["status"], ckpt["diverged_step"], ckpt["rng_state"]
+        resumed_from = start_step
+
+    def save(step: int, wall: float) -> None:
+        if checkpoint is None:
+            return
+        atomic_save({"format": CHECKPOINT_FORMAT, "config": config.to_dict(), "step": step,
+                     "model": {k: v.cpu() for k, v in model.state_dict().items()},
+                     "optimizer": opt.state_dict(), "scheduler": sched.state_dict() if sched else None,
+                     "metrics": rows, "wall_time": wall, "status": status, "diverged_step": diverged_step,
+                     "rng_state": torch.get_rng_state()}, checkpoint)
+
+    end = config.steps if max_steps is None else min(config.steps, max_steps)
+    t0 = time.perf_counter() - wall_before
+    bar = None
+    if progress and status == "ok" and start_step < end:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=config.steps, initial=start_step, file=sys.stderr, mininterval=1.0,
+                   desc=f"{config.embedding}:{config.regularizer} d={config.d} k={config.k} tau={config.tau:g} "
+                   f"lr={config.lr:g} n={config.n} seed={config.seed}")
+
+    with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
+        torch.manual_seed(derived_seed(config.seed, STREAM_INIT, 1))  # dropout, if enabled
+        if rng_state is not None:
+            torch.set_rng_state(rng_state)
+        if start_step == 0 and not rows:
+            rows.append(dict(step=0, train_loss=math.nan, rel_val_loss=relative_loss(model, val),
+                             lr=config.lr, wall_time=time.perf_counter() - t0))
+        model.train()
+        step = start_step
+        while status == "ok" and step < end:
+            g = torch.Generator().manual_seed(derived_seed(config.seed, STREAM_TRAIN, step))
+            tasks = sample_tasks(config.batch, generator=g, **task_kwargs(config))
+            X, C = tasks.X.to(dev), tasks.C.to(dev)
+            loss = smoothed_kmeans_loss(X, model(X, C), config.tau, config.regularizer).mean()
+            if not torch.isfinite(loss):
+                status, diverged_step = "diverged", step + 1
+                break
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if config.clip_grad is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip_grad)
+            opt.step()
+            step += 1
+            rel = math.nan
+            if step % config.eval_every == 0 or step == config.steps:
+                rel = relative_loss(model, val)
+                if sched is not None and math.isfinite(rel):
+                    sched.step(rel)
+            rows.append(dict(step=step, train_loss=loss.item(), rel_val_loss=rel, lr=opt.param_groups[0]["lr"],
+                             wall_time=time.perf_counter() - t0))
+            if bar is not None:
+                bar.update(1)
+                if not math.isnan(rel):
+                    bar.set_postfix(loss=f"{loss.item():.4g}", rel_val=f"{rel:.4g}", refresh=False)
+            if step % checkpoint_every == 0 and step < end:
+                save(step, time.perf_counter() - t0)
+        wall = time.perf_counter() - t0
+        save(step, wall)
+    if bar is not None:
+        bar.close()
+    if status == "diverged":
+        print(f"training diverged at step {diverged_step}: non-finite loss; kept the state of step {step}",
+              file=sys.stderr)
+    return TrainResult(config=config, model=model, metrics=_metrics_frame(rows), status=status, steps_done=step,
+                       diverged_step=diverged_step, wall_time=wall, device=str(dev), resumed_from=resumed_from)

@@ -1,0 +1,74 @@
+# Evaluation: one job per figure. Multi-step clustering (re-embed / naive, with Lloyd's and EM),
+# distribution shifts, the family grid and length generalisation; loss and gap surfaces; task
+# dissimilarity; the OH-vs-BN timing and memory profile.
+
+
+rule evaluate_multistep:
+    input:
+        unpack(lambda w: eval_inputs(w.fig)),
+    output:
+        EVAL,
+    params:
+        spec=lambda w: ST.evaluations[w.fig],
+        seeds=SEEDS,
+        device=S["device"],
+    wildcard_constraints:
+        fig="|".join(EVAL_KINDS["multistep"]),
+    log:
+        f"{LOGS}/evaluate/{{fig}}.log",
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/evaluate_multistep.py"
+
+
+rule evaluate_landscape:
+    input:
+        unpack(lambda w: eval_inputs(w.fig)),
+    output:
+        EVAL,
+    params:
+        spec=lambda w: ST.evaluations[w.fig],
+        seed=SEEDS[0],
+        device=S["device"],
+    wildcard_constraints:
+        fig="|".join(EVAL_KINDS["landscape"]),
+    log:
+        f"{LOGS}/evaluate/{{fig}}.log",
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/evaluate_landscape.py"
+
+
+rule task_dissimilarity:
+    input:
+        unpack(lambda w: eval_inputs(w.fig)),
+    output:
+        EVAL,
+    params:
+        spec=lambda w: ST.evaluations[w.fig],
+    wildcard_constraints:
+        fig="|".join(EVAL_KINDS["dissimilarity"]),
+    log:
+        f"{LOGS}/evaluate/{{fig}}.log",
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/task_dissimilarity.py"
+
+
+rule profile_timing:
+    output:
+        EVAL,
+    params:
+        spec=lambda w: ST.evaluations[w.fig],
+        device=S["device"],
+    wildcard_constraints:
+        fig="|".join(EVAL_KINDS["profile"]),
+    log:
+        f"{LOGS}/evaluate/{{fig}}.log",
+    conda:
+        "../../envs/torch.yaml"
+    script:
+        "../scripts/profile_timing.py"

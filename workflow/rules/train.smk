@@ -1,0 +1,53 @@
+# Training: every (configuration, seed) yields a checkpoint, per-step metrics (Parquet, in a
+# hive-partitioned dataset under results/metrics), wall-clock timings and a run record.
+# train_jobs=seed: one job per (configuration, seed); on SLURM the profile packs them into groups.
+# train_jobs=pack: one job per task distribution trains all its runs and seeds in one process
+# (same files, same bytes; saves the per-job torch import on a laptop).
+
+TRAIN_OUTPUTS = dict(checkpoint=CKPT, metrics=METRICS, timing=TIMING, record=RECORD)
+
+if S["train_jobs"] == "seed":
+
+    rule train:
+        input:
+            val=lambda w: VAL.format(dist=dist_of(w.run), seed=w.seed),
+        output:
+            **TRAIN_OUTPUTS,
+        params:
+            config=lambda w: ST.runs[w.run],
+            device=S["device"],
+        group:
+            "train"
+        threads: 1
+        log:
+            f"{LOGS}/train/{{run}}_seed{{seed}}.log",
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../scripts/train.py"
+
+else:
+    _PACKS = {}
+    for _run in sorted(ST.runs):
+        _PACKS.setdefault(dist_of(_run), []).append(_run)
+
+    for _dist, _runs in sorted(_PACKS.items()):
+
+        rule:
+            name:
+                f"train_pack_{_dist.replace('.', 'p')}"
+            input:
+                val=expand(VAL, dist=_dist, seed=SEEDS),
+            output:
+                **{key: run_files(_runs, pat) for key, pat in TRAIN_OUTPUTS.items()},
+            params:
+                runs=[(r, s) for r in _runs for s in SEEDS],
+                configs={r: ST.runs[r] for r in _runs},
+                device=S["device"],
+            threads: 1
+            log:
+                f"{LOGS}/train/pack_{_dist}.log",
+            conda:
+                "../../envs/torch.yaml"
+            script:
+                "../scripts/train.py"

@@ -1,0 +1,8 @@
+"""Evaluates the models of one figure on its held-out test sets (landscape)."""
+from icl_kmeans.pipeline.job import job
+
+with job(snakemake):
+    from icl_kmeans.pipeline import eval_jobs
+
+    p, i = snakemake.params, snakemake.input
+    eval_jobs.landscape(snakemake.wildcards.fig, p.spec, p.seed, i.checkpoints, i.testsets, snakemake.output[0], device=p.device)

@@ -1,0 +1,8 @@
+"""Earth-mover distances between the tasks of the five families (Figs 9 and 19)."""
+from icl_kmeans.pipeline.job import job
+
+with job(snakemake):
+    from icl_kmeans.pipeline import eval_jobs
+
+    eval_jobs.dissimilarity(snakemake.wildcards.fig, snakemake.params.spec, snakemake.input.testsets,
+                            snakemake.output[0])

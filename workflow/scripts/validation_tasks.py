@@ -1,0 +1,9 @@
+"""Writes the validation set of one task distribution for every seed."""
+from icl_kmeans.pipeline.job import job
+
+with job(snakemake):
+    from icl_kmeans.pipeline.taskfiles import write_validation_set
+
+    p = snakemake.params
+    for seed, path in zip(p.seeds, snakemake.output):
+        write_validation_set(p.dist, seed, p.batch, p.val_batches, path)
