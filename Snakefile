@@ -19,9 +19,11 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/review.smk"
 
 
 rule all:
     default_target: True
     input:
         ALL_TARGET_FILES,
+        rules.manifest.output,

@@ -204,6 +204,15 @@ class SlurmCluster:
                 del env[var]
         return env
 
+    @property
+    def user_env(self) -> dict[str, str]:
+        """Environment of a user on a login node: no SLURM_CONF, so SLURM's
+        clients (and the executor plugin) find the cluster through
+        /etc/slurm/slurm.conf, as on a real cluster."""
+        env = self.env
+        del env["SLURM_CONF"]
+        return env
+
     def run(self, args: list[str], check: bool = True, timeout: float = 30, **kw):
         """Run a SLURM client command against this cluster, return CompletedProcess."""
         return subprocess.run(

@@ -133,7 +133,8 @@ def gap_surface(model: ClusterTransformer, tasks: TaskBatch, tau: float = 0.1, r
     _checks.positive_float("tau", tau)
     _checks.choice("regularizer", regularizer, REGULARIZERS)
 
-    def gap(X, Cn):
+    def gap(X, Cn):  # in float64: a small difference of two large sums
+        X, Cn = X.double(), Cn.double()
         return smoothed_kmeans_loss(X, Cn, tau, regularizer) - kmeans_objective(X, Cn)
 
     coords, per_task = _scan(model, tasks, gap, resolution, span, seed, batch_size)

@@ -31,7 +31,7 @@ class _Sparsemax(torch.autograd.Function):
         rng = torch.arange(1, z.shape[-1] + 1, device=z.device, dtype=z.dtype)
         cumsum = z_sorted.cumsum(-1) - 1
         support = rng * z_sorted > cumsum  # the first `size` sorted entries stay positive
-        size = support.sum(-1, keepdim=True)
+        size = support.sum(-1, keepdim=True).clamp_min(1)  # >= 1 for finite z; NaN stays NaN
         threshold = cumsum.gather(-1, size - 1) / size.to(z.dtype)
         p = (z - threshold).clamp_min(0)
         ctx.save_for_backward(p)

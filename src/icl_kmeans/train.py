@@ -70,6 +70,11 @@ class TrainConfig:
             _checks.positive_float(name, getattr(self, name))
         if self.clip_grad is not None:
             _checks.positive_float("clip_grad", self.clip_grad)
+        if isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float)) or not 0 <= self.dropout < 1:
+            raise ValueError(f"dropout={self.dropout!r} is invalid; expected 0 <= dropout < 1")
+        for name in ("isotropic", "equal_weights", "plateau", "bias"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name}={getattr(self, name)!r} is invalid; expected True or False")
 
     @classmethod
     def from_dict(cls, values: dict) -> "TrainConfig":
@@ -139,7 +144,10 @@ def relative_loss(model: ClusterTransformer, tasks: TaskBatch, chunk: int = 64) 
     ratios = []
     for s in range(0, len(tasks), chunk):
         X, C = tasks.X[s:s + chunk].to(dev), tasks.C[s:s + chunk].to(dev)
-        ratios.append(kmeans_objective(X, model(X, C)) / kmeans_objective(X, lloyd(X, C, 1)[0]))
+        C_out = model(X, C)
+        if not torch.isfinite(C_out).all():  # an exploding model: the run will be reported as diverged
+            return math.nan
+        ratios.append(kmeans_objective(X, C_out) / kmeans_objective(X, lloyd(X, C, 1)[0]))
     model.train(was_training)
     return torch.cat(ratios).mean().item()
 
@@ -243,8 +251,10 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
             g = torch.Generator().manual_seed(derived_seed(config.seed, STREAM_TRAIN, step))
             tasks = sample_tasks(config.batch, generator=g, **task_kwargs(config))
             X, C = tasks.X.to(dev), tasks.C.to(dev)
-            loss = smoothed_kmeans_loss(X, model(X, C), config.tau, config.regularizer).mean()
-            if not torch.isfinite(loss):
+            C_out = model(X, C)
+            finite = bool(torch.isfinite(C_out).all())
+            loss = smoothed_kmeans_loss(X, C_out, config.tau, config.regularizer).mean() if finite else None
+            if not finite or not torch.isfinite(loss):
                 status, diverged_step = "diverged", step + 1
                 break
             opt.zero_grad(set_to_none=True)
@@ -275,3 +285,15 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
               file=sys.stderr)
     return TrainResult(config=config, model=model, metrics=_metrics_frame(rows), status=status, steps_done=step,
                        diverged_step=diverged_step, wall_time=wall, device=str(dev), resumed_from=resumed_from)
+
+
+class _CallableModule(type(sys)):
+    """`icl_kmeans.train` names both this module and its `train` function: once the submodule is
+    imported, the package attribute is the module, so `from icl_kmeans import train` may return it.
+    Calling the module runs train(), so both spellings work."""
+
+    def __call__(self, *args, **kwargs):
+        return train(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

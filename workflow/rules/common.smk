@@ -1,14 +1,9 @@
 # Settings, the registry of runs per figure, and path patterns shared by all rules.
-import os
 import sys
 from pathlib import Path
 
 REPO = Path(workflow.basedir)
 sys.path.insert(0, str(REPO / "src"))
-# Jobs (local, conda or SLURM) import icl_kmeans from this checkout.
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [str(REPO / "src")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-)
 
 from icl_kmeans.pipeline import settings as _settings
 from icl_kmeans.pipeline import studies as _studies
@@ -26,16 +21,17 @@ TESTSETS = {
 EVAL_SOURCE = {fig: fig for fig in ST.evaluations}
 EVAL_SOURCE["fig18"] = "fig8"
 EVAL_KINDS = {
-    kind: sorted({EVAL_SOURCE[f] for f, s in ST.evaluations.items() if s["kind"] == kind})
+    kind: sorted(
+        {EVAL_SOURCE[f] for f, s in ST.evaluations.items() if s["kind"] == kind}
+    )
     for kind in ("multistep", "landscape", "dissimilarity", "profile")
 }
 
 VAL = "results/tasks/val/{dist}/seed{seed}.pt"
 TEST = "results/tasks/test/{testset}.pt"
-RUN_DIR = "results/runs/{run}/seed{seed}"
-CKPT = RUN_DIR + "/checkpoint.pt"
-RECORD = RUN_DIR + "/record.json"
-TIMING = RUN_DIR + "/timing.parquet"
+CKPT = "results/runs/{run}/seed{seed}/checkpoint.pt"
+RECORD = "results/runs/{run}/seed{seed}/record.json"
+TIMING = "results/runs/{run}/seed{seed}/timing.parquet"
 METRICS = "results/metrics/run={run}/seed={seed}/part-0.parquet"
 EVAL = "results/eval/{fig}.parquet"
 TABLE = "results/tables/{fig}.parquet"
@@ -56,7 +52,9 @@ def eval_inputs(fig):
     runs = set(spec.get("models", {}).values())
     return {
         "checkpoints": run_files(runs),
-        "testsets": [TEST.format(testset=ts["id"]) for ts in spec.get("testsets", {}).values()],
+        "testsets": [
+            TEST.format(testset=ts["id"]) for ts in spec.get("testsets", {}).values()
+        ],
     }
 
 
@@ -65,7 +63,9 @@ def figure_files(fig):
 
 
 TABLE1_FILES = ["results/tables/table1.csv", "results/tables/table1.md"]
-ALL_TARGET_FILES = [f for fig in _studies.FIGURES for f in figure_files(fig)] + TABLE1_FILES
+ALL_TARGET_FILES = [
+    f for fig in _studies.FIGURES for f in figure_files(fig)
+] + TABLE1_FILES
 
 
 wildcard_constraints:

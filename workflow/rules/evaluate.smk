@@ -8,16 +8,16 @@ rule evaluate_multistep:
         unpack(lambda w: eval_inputs(w.fig)),
     output:
         EVAL,
+    log:
+        f"{LOGS}/evaluate/{{fig}}.log",
+    wildcard_constraints:
+        fig="|".join(EVAL_KINDS["multistep"]),
+    conda:
+        "../../envs/torch.yaml"
     params:
         spec=lambda w: ST.evaluations[w.fig],
         seeds=SEEDS,
         device=S["device"],
-    wildcard_constraints:
-        fig="|".join(EVAL_KINDS["multistep"]),
-    log:
-        f"{LOGS}/evaluate/{{fig}}.log",
-    conda:
-        "../../envs/torch.yaml"
     script:
         "../scripts/evaluate_multistep.py"
 
@@ -27,16 +27,16 @@ rule evaluate_landscape:
         unpack(lambda w: eval_inputs(w.fig)),
     output:
         EVAL,
+    log:
+        f"{LOGS}/evaluate/{{fig}}.log",
+    wildcard_constraints:
+        fig="|".join(EVAL_KINDS["landscape"]),
+    conda:
+        "../../envs/torch.yaml"
     params:
         spec=lambda w: ST.evaluations[w.fig],
         seed=SEEDS[0],
         device=S["device"],
-    wildcard_constraints:
-        fig="|".join(EVAL_KINDS["landscape"]),
-    log:
-        f"{LOGS}/evaluate/{{fig}}.log",
-    conda:
-        "../../envs/torch.yaml"
     script:
         "../scripts/evaluate_landscape.py"
 
@@ -46,14 +46,14 @@ rule task_dissimilarity:
         unpack(lambda w: eval_inputs(w.fig)),
     output:
         EVAL,
-    params:
-        spec=lambda w: ST.evaluations[w.fig],
-    wildcard_constraints:
-        fig="|".join(EVAL_KINDS["dissimilarity"]),
     log:
         f"{LOGS}/evaluate/{{fig}}.log",
+    wildcard_constraints:
+        fig="|".join(EVAL_KINDS["dissimilarity"]),
     conda:
         "../../envs/torch.yaml"
+    params:
+        spec=lambda w: ST.evaluations[w.fig],
     script:
         "../scripts/task_dissimilarity.py"
 
@@ -61,14 +61,14 @@ rule task_dissimilarity:
 rule profile_timing:
     output:
         EVAL,
+    log:
+        f"{LOGS}/evaluate/{{fig}}.log",
+    wildcard_constraints:
+        fig="|".join(EVAL_KINDS["profile"]),
+    conda:
+        "../../envs/torch.yaml"
     params:
         spec=lambda w: ST.evaluations[w.fig],
         device=S["device"],
-    wildcard_constraints:
-        fig="|".join(EVAL_KINDS["profile"]),
-    log:
-        f"{LOGS}/evaluate/{{fig}}.log",
-    conda:
-        "../../envs/torch.yaml"
     script:
         "../scripts/profile_timing.py"

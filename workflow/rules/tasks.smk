@@ -4,15 +4,15 @@
 rule validation_tasks:
     output:
         expand(VAL, dist="{dist}", seed=SEEDS),
+    log:
+        f"{LOGS}/tasks/val_{{dist}}.log",
+    conda:
+        "../../envs/torch.yaml"
     params:
         dist=lambda w: DISTS[w.dist],
         seeds=SEEDS,
         batch=S["batch"],
         val_batches=S["val_batches"],
-    log:
-        f"{LOGS}/tasks/val_{{dist}}.log",
-    conda:
-        "../../envs/torch.yaml"
     script:
         "../scripts/validation_tasks.py"
 
@@ -20,12 +20,12 @@ rule validation_tasks:
 rule test_tasks:
     output:
         TEST,
-    params:
-        testset=lambda w: TESTSETS[w.testset],
-        seed=S["eval_seed"],
     log:
         f"{LOGS}/tasks/test_{{testset}}.log",
     conda:
         "../../envs/torch.yaml"
+    params:
+        testset=lambda w: TESTSETS[w.testset],
+        seed=S["eval_seed"],
     script:
         "../scripts/test_tasks.py"

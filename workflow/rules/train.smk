@@ -13,16 +13,16 @@ if S["train_jobs"] == "seed":
             val=lambda w: VAL.format(dist=dist_of(w.run), seed=w.seed),
         output:
             **TRAIN_OUTPUTS,
+        log:
+            f"{LOGS}/train/{{run}}_seed{{seed}}.log",
+        group:
+            "train"
+        conda:
+            "../../envs/torch.yaml"
+        threads: 1
         params:
             config=lambda w: ST.runs[w.run],
             device=S["device"],
-        group:
-            "train"
-        threads: 1
-        log:
-            f"{LOGS}/train/{{run}}_seed{{seed}}.log",
-        conda:
-            "../../envs/torch.yaml"
         script:
             "../scripts/train.py"
 
@@ -40,14 +40,14 @@ else:
                 val=expand(VAL, dist=_dist, seed=SEEDS),
             output:
                 **{key: run_files(_runs, pat) for key, pat in TRAIN_OUTPUTS.items()},
-            params:
-                runs=[(r, s) for r in _runs for s in SEEDS],
-                configs={r: ST.runs[r] for r in _runs},
-                device=S["device"],
-            threads: 1
             log:
                 f"{LOGS}/train/pack_{_dist}.log",
             conda:
                 "../../envs/torch.yaml"
+            threads: 1
+            params:
+                runs=[(r, s) for r in _runs for s in SEEDS],
+                configs={r: ST.runs[r] for r in _runs},
+                device=S["device"],
             script:
                 "../scripts/train.py"

@@ -1,4 +1,8 @@
 """Trains the (configuration, seed) pairs of this job: one pair (rule train) or a whole pack."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
+
 from icl_kmeans.pipeline.job import as_list, job
 
 with job(snakemake):

@@ -1,4 +1,8 @@
 """Writes the validation set of one task distribution for every seed."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
+
 from icl_kmeans.pipeline.job import job
 
 with job(snakemake):

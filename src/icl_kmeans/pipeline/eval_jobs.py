@@ -54,7 +54,7 @@ def multistep(fig: str, spec: dict, seeds, checkpoints, testset_files, out, devi
     frames = []
     jobs = [(name, ts, key, run, seed) for name, ts in spec["testsets"].items()
             for key, run in spec["models"].items() for seed in seeds]
-    metrics = ["log_objective", "objective", "misclustering"]
+    metrics = ["log_objective", "objective", "misclustering", "nonfinite"]
     tasks_cache = {}
     for name, ts, key, run, seed in tqdm(jobs, desc=f"{fig} multi-step", mininterval=1.0):
         if name not in tasks_cache:

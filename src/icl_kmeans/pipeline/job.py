@@ -24,6 +24,9 @@ def job(smk):
     if log is not None:
         sys.stdout = sys.stderr = log
     start = time.time()
+    from ..review.provenance import code_version, write_job_provenance  # provenance hook (review/provenance.py)
+
+    code = code_version()  # once per job, at its start: the code that runs
     print(f"[{smk.rule}] started; threads={threads}; wildcards={dict(smk.wildcards.items())}", flush=True)
     try:
         try:
@@ -33,6 +36,7 @@ def job(smk):
         except ImportError:  # plotting environments have no torch
             pass
         yield
+        write_job_provenance(smk, start, code)  # results/provenance/<output>.json for every output
         print(f"[{smk.rule}] done in {time.time() - start:.1f} s", flush=True)
     except BaseException:
         traceback.print_exc()

@@ -12,8 +12,8 @@ from ..train import TrainConfig, atomic_save, validation_tasks
 FIELDS = ("X", "C", "labels", "locations", "scales", "weights")
 
 
-def save_tasks(tasks: TaskBatch, path, **generator) -> None:
-    atomic_save({**{f: getattr(tasks, f) for f in FIELDS}, "params": tasks.params, "generator": generator}, Path(path))
+def save_tasks(batch: TaskBatch, path, /, **generator) -> None:
+    atomic_save({**{f: getattr(batch, f) for f in FIELDS}, "params": batch.params, "generator": generator}, Path(path))
 
 
 def load_tasks(path, device="cpu") -> TaskBatch:

@@ -1,0 +1,12 @@
+"""Artifact checking for paper review.
+
+provenance  per-job provenance records (written by pipeline.job.job around every pipeline script)
+manifest    the manifest of every artifact under results/ (rule `manifest`)
+verify      artifacts against the manifest: missing, extra, changed (rule `review`)
+rebuild     figures and Table 1 rebuilt from the aggregated tables and compared with the shipped ones
+claims      the paper's claims (SPEC 10 and others) as machine-checkable rules on the aggregated tables
+report      the self-contained HTML report (results/review/report.html)
+bundle      the results bundle (results/bundle.tar.gz)
+
+Nothing here imports torch at module level.
+"""

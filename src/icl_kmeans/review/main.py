@@ -1,0 +1,124 @@
+"""`snakemake --cores all review`: the whole review, and a command line for use without Snakemake.
+
+    python -m icl_kmeans.review review [--results results] [--workers N]
+    python -m icl_kmeans.review unpack results/bundle.tar.gz <clone>
+
+Decision on failures: the review target fails (non-zero exit) on any INTEGRITY problem -- a missing,
+extra or changed artifact, a missing manifest, a rebuilt figure or Table 1 that differs from the shipped
+one, or a claim whose rule cannot be evaluated (ERROR). A scientific claim that does not hold (FAIL) is
+a finding about the run, reported in the claims table and the report, and does not fail the target: at
+quick and smoke scale several claims are expected not to hold, and the artifacts are still the honest
+output of the code.
+
+Writes under results/review/ (excluded from the manifest):
+    report.html        the self-contained report
+    claims.csv, claims.md   the claims table
+    integrity.tsv      every manifest finding and rebuild comparison (status, path, detail)
+    rebuild/           the rebuilt figures and Table 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from . import claims as _claims
+from .manifest import PARQUET, ManifestError, read
+from .provenance import RESULTS, code_version, sha256_file
+from .rebuild import rebuild
+from .report import write_report
+from .verify import Finding, stale_notes, verify
+
+
+@dataclass
+class ReviewResult:
+    ok: bool
+    findings: list = field(default_factory=list)
+    comparisons: list = field(default_factory=list)
+    claims: pd.DataFrame | None = None
+    report: Path | None = None
+    problems: list = field(default_factory=list)  # every integrity problem, one line each, naming the file
+
+
+def claims_markdown(df: pd.DataFrame) -> str:
+    cols = ["id", "status", "statement", "threshold", "measured"]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for r in df[cols].itertuples(index=False):
+        lines.append("| " + " | ".join(str(v).replace("|", "/") for v in r) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def run_review(results=RESULTS, out=None, captions="workflow/report", workers: int = 1, echo=None) -> ReviewResult:
+    """The review. `echo(line)` receives the summary lines (default: print)."""
+    echo = echo or print
+    results = Path(results)
+    out = Path(out) if out is not None else results / "review"
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        manifest, meta = read(results)
+    except ManifestError as e:
+        echo(f"REVIEW FAILED: {e}")
+        return ReviewResult(False, problems=[str(e)])
+    manifest_sha = sha256_file(results / PARQUET)
+    echo(f"manifest {results / PARQUET}: {len(manifest)} artifacts, sha256 {manifest_sha}")
+    findings: list[Finding] = verify(manifest, meta, results)
+    notes = stale_notes(manifest)
+    echo(f"verify: {len(findings)} mismatches against the manifest")
+    comparisons = rebuild(manifest, meta, out / "rebuild", results=results, workers=workers)
+    bad = [c for c in comparisons if not c.ok]
+    echo(f"rebuild: {len(comparisons)} files compared, {len(bad)} differ")
+    claims = _claims.check(results, meta.get("settings", {}))
+    claims.to_csv(out / "claims.csv", index=False)
+    (out / "claims.md").write_text(claims_markdown(claims))
+    errors = claims[claims["status"] == _claims.ERROR]
+    problems = [str(f) for f in findings]
+    problems += [f"REBUILD  {c.shipped}: {c.status}: {c.detail}" for c in bad]
+    problems += [f"CLAIM    {r.id} could not be checked: {r.detail}" for r in errors.itertuples()]
+    rows = [{"status": f.kind, "path": f.path, "detail": f.detail} for f in findings]
+    rows += [{"status": c.status, "path": c.shipped, "detail": c.detail} for c in comparisons]
+    pd.DataFrame(rows, columns=["status", "path", "detail"]).to_csv(out / "integrity.tsv", sep="\t", index=False)
+    ok = not problems
+    report = write_report(out / "report.html", manifest=manifest, meta=meta, manifest_sha=manifest_sha,
+                          findings=findings, notes=notes, comparisons=comparisons, claims=claims,
+                          figures_dir=results / "figures", report_dir=captions, current_code=code_version(),
+                          verdict=ok, results=results)
+    echo("claims:")
+    for r in claims.itertuples():
+        echo(f"  {r.id:3s} {r.status:8s} {r.statement} [measured {r.measured or '-'}; threshold {r.threshold}]")
+    for n in notes:
+        echo(f"note: {n}")
+    if ok:
+        echo(f"REVIEW PASSED: every artifact matches the manifest and every figure was rebuilt; report: {report}")
+    else:
+        echo(f"REVIEW FAILED ({len(problems)} integrity problems):")
+        for p in problems:
+            echo(f"  {p}")
+        echo(f"report: {report}")
+    return ReviewResult(ok, findings, comparisons, claims, report, problems)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m icl_kmeans.review", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("review", help="verify, rebuild, check the claims, write the report")
+    r.add_argument("--results", default=RESULTS)
+    r.add_argument("--captions", default="workflow/report")
+    r.add_argument("--workers", type=int, default=1)
+    u = sub.add_parser("unpack", help="extract a results bundle into a clone of the repository")
+    u.add_argument("bundle")
+    u.add_argument("dest", nargs="?", default=".")
+    a = ap.parse_args(argv)
+    if a.cmd == "unpack":
+        from .bundle import unpack
+
+        unpack(a.bundle, a.dest)
+        return 0
+    return 0 if run_review(a.results, captions=a.captions, workers=a.workers).ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

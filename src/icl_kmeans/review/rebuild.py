@@ -1,0 +1,199 @@
+"""Rebuild the figures and Table 1 from the aggregated tables and compare them with the shipped ones.
+
+Only results/tables/{fig}.parquet is read (never a checkpoint or an evaluation): each figure is drawn
+again with the same function its plot rule called (pipeline.figures.plot), Table 1 is written again
+with pipeline.table1.write, into a scratch folder (results/review/rebuild/). The settings passed are
+those the shipped file's job got (its params in the manifest, checked against its config digest);
+failing that, pipeline.figures.figure_settings of the manifest's settings.
+
+Comparison of each rebuilt file with the shipped one:
+    identical       byte-equal (expected on the same machine and package versions: the plotting code
+                    fixes PDF dates and drops the PNG software tag)
+    pixel-equal     PNG only: same size and at most PNG_MAX_BAD_FRACTION of the pixels differ by more
+                    than PNG_PIXEL_TOL (0..1 scale) in any channel (font rasterisation across machines)
+    numeric-equal   Table 1 CSV only: same columns, same text cells, numbers equal to CSV_RTOL
+    env-differs     PDF/Markdown: bytes differ, but the recorded versions of the plotting packages
+                    differ from this environment's and the PNG (or CSV) of the same target matched: a
+                    renderer difference, not a content difference (a note, not a failure)
+    differs         anything else: fails the review
+    missing         the shipped file or its table is missing: fails the review
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .provenance import RESULTS, digest, package_versions
+
+PNG_PIXEL_TOL = 0.1
+PNG_MAX_BAD_FRACTION = 0.001
+CSV_RTOL = 1e-9
+PLOT_PACKAGES = ("matplotlib", "seaborn", "numpy", "pandas", "pyarrow")
+OK_STATUSES = ("identical", "pixel-equal", "numeric-equal", "env-differs")
+
+
+@dataclass
+class Comparison:
+    target: str
+    shipped: str
+    rebuilt: str
+    status: str
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status in OK_STATUSES
+
+
+def _settings_for(path: str, manifest: pd.DataFrame, settings: dict, fig: str) -> dict:
+    from ..pipeline.figures import figure_settings
+
+    row = manifest[manifest["path"] == path]
+    if len(row) and isinstance(row["params"].iloc[0], str):
+        params = json.loads(row["params"].iloc[0])
+        if "settings" in params and digest(params) == row["config_digest"].iloc[0]:
+            return params["settings"]
+    return figure_settings(fig, settings)
+
+
+def _draw(job: tuple) -> tuple[str, str | None]:
+    """Runs in a worker process: draws one target into the scratch folder. Returns (target, error)."""
+    kind, fig, table, outs, settings = job
+    try:
+        if kind == "figure":
+            from ..pipeline import figures
+
+            figures.plot(fig, table, outs[0], outs[1], settings)
+        else:
+            from ..pipeline import table1
+
+            table1.write(table, outs[0], outs[1], settings)
+    except Exception as e:  # noqa: BLE001 -- reported per target
+        return fig, f"{type(e).__name__}: {e}"
+    return fig, None
+
+
+def targets_of(manifest: pd.DataFrame, results=RESULTS) -> list[tuple[str, list[str]]]:
+    """(fig, [shipped files]) for every figure (pdf, png) and Table 1 (csv, md) the manifest lists."""
+    paths = set(manifest["path"])
+    out = {}
+    for p in sorted(paths):
+        rel = Path(p).relative_to(results)
+        if rel.parts[0] == "figures" and rel.suffix in (".pdf", ".png"):
+            out.setdefault(rel.stem, []).append(p)
+        elif rel.as_posix() in ("tables/table1.csv", "tables/table1.md"):
+            out.setdefault("table1", []).append(p)
+    return sorted(out.items())
+
+
+def _png_compare(a: Path, b: Path) -> tuple[str, str]:
+    from PIL import Image
+
+    x = np.asarray(Image.open(a).convert("RGBA"), dtype=float) / 255
+    y = np.asarray(Image.open(b).convert("RGBA"), dtype=float) / 255
+    if x.shape != y.shape:
+        return "differs", f"image size {x.shape[1]}x{x.shape[0]} vs rebuilt {y.shape[1]}x{y.shape[0]}"
+    bad = float((np.abs(x - y).max(axis=2) > PNG_PIXEL_TOL).mean())
+    if bad <= PNG_MAX_BAD_FRACTION:
+        return "pixel-equal", f"{bad:.2%} of the pixels differ by more than {PNG_PIXEL_TOL}"
+    return "differs", f"{bad:.2%} of the pixels differ by more than {PNG_PIXEL_TOL}"
+
+
+def _csv_compare(a: Path, b: Path) -> tuple[str, str]:
+    x, y = pd.read_csv(a), pd.read_csv(b)
+    if list(x.columns) != list(y.columns) or x.shape != y.shape:
+        return "differs", f"columns/shape {list(x.columns)} {x.shape} vs rebuilt {list(y.columns)} {y.shape}"
+    for col in x.columns:
+        if pd.api.types.is_numeric_dtype(x[col]) and pd.api.types.is_numeric_dtype(y[col]):
+            if not np.allclose(x[col], y[col], rtol=CSV_RTOL, atol=0, equal_nan=True):
+                return "differs", f"column {col}: {x[col].tolist()} vs rebuilt {y[col].tolist()}"
+        elif x[col].astype(str).tolist() != y[col].astype(str).tolist():
+            return "differs", f"column {col}: {x[col].tolist()} vs rebuilt {y[col].tolist()}"
+    return "numeric-equal", f"numbers equal to rtol {CSV_RTOL}"
+
+
+def env_differs(manifest: pd.DataFrame, paths) -> list[str]:
+    """The plotting packages whose recorded versions (for these shipped files) differ from this environment."""
+    now = package_versions()
+    diffs = set()
+    for packages in manifest.loc[manifest["path"].isin(list(paths)), "packages"].dropna():
+        rec = json.loads(packages)
+        diffs |= {f"{k} {rec.get(k)} (now {now.get(k)})" for k in PLOT_PACKAGES if rec.get(k) != now.get(k)}
+    return sorted(diffs)
+
+
+def compare(shipped: Path, rebuilt: Path, env: list[str], partner_ok: bool) -> tuple[str, str]:
+    if not shipped.is_file():
+        return "missing", "the shipped file is missing"
+    if not rebuilt.is_file():
+        return "missing", "the rebuild wrote no file"
+    if shipped.read_bytes() == rebuilt.read_bytes():
+        return "identical", ""
+    suffix = shipped.suffix
+    if suffix == ".png":
+        return _png_compare(shipped, rebuilt)
+    if suffix == ".csv":
+        return _csv_compare(shipped, rebuilt)
+    if env and partner_ok:
+        return "env-differs", "bytes differ; plotting packages differ from the recorded ones: " + "; ".join(env)
+    return "differs", "bytes differ" + ("" if env else " with the same package versions as recorded")
+
+
+def rebuild(manifest: pd.DataFrame, meta: dict, scratch, results=RESULTS, workers: int = 1) -> list[Comparison]:
+    """Rebuilds every figure and Table 1 listed in the manifest into `scratch` and compares."""
+    scratch = Path(scratch)
+    if scratch.exists():
+        shutil.rmtree(scratch)
+    settings = meta.get("settings", {})
+    jobs, comparisons = [], []
+    targets = targets_of(manifest, results)
+    for fig, shipped in targets:
+        table = Path(results) / "tables" / f"{fig}.parquet"
+        if not table.is_file():
+            comparisons += [Comparison(fig, s, "", "missing", f"its table {table} is missing") for s in shipped]
+            continue
+        if fig == "table1":
+            outs = [scratch / "tables" / "table1.csv", scratch / "tables" / "table1.md"]
+            st = _settings_for(f"{results}/tables/table1.csv", manifest, settings, fig)
+            jobs.append(("table1", fig, str(table), [str(o) for o in outs], st))
+        else:
+            outs = [scratch / "figures" / f"{fig}.pdf", scratch / "figures" / f"{fig}.png"]
+            st = _settings_for(f"{results}/figures/{fig}.png", manifest, settings, fig)
+            jobs.append(("figure", fig, str(table), [str(o) for o in outs], st))
+    errors = {}
+    if workers > 1 and len(jobs) > 1:
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+            for fig, err in pool.map(_draw, jobs):
+                errors[fig] = err
+    else:
+        for job in jobs:
+            fig, err = _draw(job)
+            errors[fig] = err
+    for fig, shipped in targets:
+        if fig not in errors:
+            continue
+        env = env_differs(manifest, shipped)
+        by_suffix = {Path(s).suffix: s for s in shipped}
+        sub = "tables" if fig == "table1" else "figures"
+        results_of = {}
+        for suffix in (".png", ".csv", ".pdf", ".md"):  # the raster/numbers first: PDF/MD may lean on them
+            if suffix not in by_suffix:
+                continue
+            s = Path(by_suffix[suffix])
+            r = scratch / sub / s.name
+            if errors[fig]:
+                status, detail = "differs", f"rebuilding failed: {errors[fig]}"
+            else:
+                partner = results_of.get(".png" if suffix == ".pdf" else ".csv")
+                status, detail = compare(s, r, env, partner is not None and partner.ok)
+            c = Comparison(fig, s.as_posix(), r.as_posix(), status, detail)
+            results_of[suffix] = c
+            comparisons.append(c)
+    return sorted(comparisons, key=lambda c: c.shipped)

@@ -1,0 +1,110 @@
+"""The Snakemake DAG: presets, validation errors, job counts at paper scale, lint and formatting.
+Dry runs only: nothing is trained here."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from icl_kmeans.pipeline import settings, studies
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+
+def snakemake(*args, cwd=REPO, check=False):
+    proc = subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def job_stats(output: str) -> dict[str, int]:
+    block = output.split("Job stats:")[1]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", block, re.M)}
+
+
+@pytest.fixture(scope="module")
+def paper_dry_run(tmp_path_factory):
+    # A dry run in a scratch working directory, so that existing results/ do not change the counts.
+    work = tmp_path_factory.mktemp("paper")
+    for name in ("Snakefile", "config.yaml", "workflow", "envs", "src"):
+        src = REPO / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, work / name)
+    proc = snakemake("-n", "--config", "preset=paper", cwd=work, check=True)
+    return job_stats(proc.stdout + proc.stderr)
+
+
+def test_paper_preset_trains_every_configuration_for_ten_seeds(paper_dry_run):
+    s = settings.resolve({"preset": "paper"}, REPO / "workflow")
+    st = studies.build(s)
+    assert len(s["seeds"]) == 10
+    assert 250 <= len(st.runs) <= 400, "the paper trained about 300 configurations"
+    assert paper_dry_run["train"] == len(st.runs) * 10
+    assert paper_dry_run["validation_tasks"] == len(st.distributions())
+    for rule in ("evaluate_multistep", "evaluate_landscape", "task_dissimilarity", "profile_timing", "aggregate"):
+        assert paper_dry_run.get(rule, 0) >= 1, rule
+
+
+def test_runs_are_shared_between_figures():
+    st = studies.build(settings.resolve({}, REPO / "workflow"))
+    used = sum(len(st.runs_of(f)) for f in st.training)
+    assert len(st.runs) < used, "figures with the same configuration must share runs"
+    # Fig 6's normal d=32 k=10 tau=0.1 models are Fig 4's.
+    assert set(st.evaluations["fig6"]["models"].values()) <= set(st.runs_of("fig4"))
+
+
+@pytest.mark.parametrize("override, words", [
+    ("preset=fast", ["preset", "fast", "quick", "paper", "smoke"]),
+    ("stepz=3", ["stepz", "steps"]),
+    ("steps=0", ["steps", "0", "minimum"]),
+    ("train_jobs=node", ["train_jobs", "node", "seed", "pack"]),
+])
+def test_invalid_config_stops_before_any_job(override, words, tmp_path):
+    proc = snakemake("-n", "--config", override, cwd=REPO)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    for w in words:
+        assert w in out, f"error for {override} should mention {w!r}:\n{out[-2000:]}"
+    assert "Job stats" not in out
+
+
+def test_preset_files_are_complete_and_valid():
+    schema = settings.load_schema(REPO / "workflow")
+    for preset in schema["properties"]["preset"]["enum"]:
+        values = yaml.safe_load((REPO / "workflow" / "presets" / f"{preset}.yaml").read_text())
+        settings.validate(values, schema, preset)
+        missing = set(schema["properties"]) - set(values) - {"preset", "device", "eval_seed"}
+        assert not missing, f"preset {preset} leaves {sorted(missing)} to the schema defaults"
+
+
+def test_command_line_overrides_win_over_the_preset():
+    s = settings.resolve({"preset": "paper", "steps": 7, "seeds": [1, 2]}, REPO / "workflow")
+    assert s["steps"] == 7 and s["seeds"] == [1, 2] and s["n"] == 512
+    assert s["overrides"] == ["seeds", "steps"]
+
+
+def test_every_target_has_a_rule():
+    proc = snakemake("--list-rules", cwd=REPO, check=True)
+    rules = set(proc.stdout.split())
+    for target in studies.TARGETS:
+        assert target in rules, f"no target rule {target}"
+
+
+def test_lint_is_clean():
+    proc = snakemake("--lint", cwd=REPO)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Lints for" not in out, out[-4000:]
+
+
+def test_snakefiles_are_snakefmt_formatted():
+    files = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    proc = subprocess.run([sys.executable, "-m", "snakefmt", "--check", *map(str, files)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,0 +1,79 @@
+"""Timing and peak memory of OH vs BN: positive numbers, a peak-memory meter that measures what it should."""
+
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+from icl_kmeans.profiling import GRID_COLUMNS, METRICS, MB, peak_cpu_memory, profile_grid, profile_model, relative_gain
+
+FAST = dict(n=64, batch=4, warmup=1, reps=2, device="cpu")
+
+
+def test_peak_cpu_memory_of_known_allocations():
+    def two_in_a_row():
+        a = torch.ones(2_000_000)  # 8 MB, freed before the next one
+        del a
+        b = torch.ones(1_000_000)  # 4 MB
+        return b.sum()
+
+    def two_alive():
+        a = torch.ones(2_000_000)
+        b = torch.ones(1_000_000)
+        return a.sum() + b.sum()
+
+    p1, p2 = peak_cpu_memory(two_in_a_row), peak_cpu_memory(two_alive)
+    assert 8_000_000 <= p1 < 8_000_000 + 100_000
+    assert 12_000_000 <= p2 < 12_000_000 + 100_000
+
+
+@pytest.mark.parametrize("embedding,extra", [("OH", 10), ("BN", 4), ("NA", 0)])
+def test_profile_model_positive(embedding, extra):
+    r = profile_model(4, 10, embedding, **FAST)
+    assert set(r) == set(METRICS)
+    assert r["extra_dims"] == extra
+    for key in ("forward_train_ms", "backward_ms", "peak_memory_mb", "forward_eval_ms"):
+        assert r[key] > 0 and math.isfinite(r[key]), key
+
+
+def test_peak_memory_grows_linearly_with_batch_and_covers_known_tensors():
+    small = profile_model(8, 10, "OH", n=256, batch=8, warmup=0, reps=1, device="cpu")["peak_memory_mb"]
+    large = profile_model(8, 10, "OH", n=256, batch=16, warmup=0, reps=1, device="cpu")["peak_memory_mb"]
+    assert 1.7 < large / small < 2.3, (small, large)
+    embedded_points = 16 * 256 * (8 + 10) * 4 / MB  # X_bar(0) exists during the forward pass
+    assert large > 2 * embedded_points
+
+
+def test_profile_grid_and_relative_gain():
+    df = profile_grid([4], [6, 8], progress=False, **FAST)
+    assert list(df.columns) == GRID_COLUMNS and len(df) == 2 * 2 * len(METRICS)
+    gain = relative_gain(df)
+    assert list(gain.columns) == ["d", "k", "metric", "gain"] and len(gain) == 2 * len(METRICS)
+    extra = gain[gain["metric"] == "extra_dims"].set_index("k")["gain"]
+    assert extra[6] == pytest.approx(6 / 3) and extra[8] == pytest.approx(8 / 3)
+
+
+def test_relative_gain_is_oh_over_bn():
+    df = pd.DataFrame({"d": [4, 4], "k": [10, 10], "embedding": ["OH", "BN"], "metric": ["backward_ms"] * 2,
+                       "value": [30.0, 10.0]})
+    assert relative_gain(df)["gain"].tolist() == [3.0]
+    with pytest.raises(ValueError, match="'BN'"):
+        relative_gain(df[df["embedding"] == "OH"])
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="embedding='XX'"):
+        profile_model(4, 10, "XX", **FAST)
+    with pytest.raises(ValueError, match="k=1"):
+        profile_model(4, 1, "OH", **FAST)
+    with pytest.raises(ValueError, match="reps=0"):
+        profile_model(4, 10, "OH", n=64, batch=4, warmup=1, reps=0)
+    with pytest.raises(ValueError, match="ks=1"):
+        profile_grid([4], [1], progress=False)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_profile():
+    r = profile_model(4, 10, "BN", n=64, batch=4, warmup=1, reps=2, device="cuda")
+    assert r["peak_memory_mb"] > 0 and r["forward_train_ms"] > 0

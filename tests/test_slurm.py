@@ -1,0 +1,448 @@
+"""The shipped SLURM profile against a real (single-node) SLURM cluster.
+
+Needs root and Debian's slurm-wlm + munge (``.ci/install-slurm.sh``); skipped
+otherwise. Select with ``pytest -m slurm``; each test brings up its own
+cluster (tests/slurm_cluster.py, ~1 s) and stops it afterwards.
+
+What runs through the cluster is chosen by ``WORKFLOW`` below:
+
+* ``"tiny"``: a self-contained stand-in workflow written into tmp_path whose
+  rules carry the pipeline's rule names (so the shipped profile's per-rule
+  GPU resources and the ``train`` group apply to it);
+* ``"repo"``: the repository's own Snakefile with ``REPO_ARGS`` (the smoke
+  preset), in a copy of the working tree.
+
+Either way ``snakemake --cores all --profile slurm`` runs exactly as a user
+would type it: the profile is installed with ``icl_kmeans.slurm_profile``
+into a temporary ``$XDG_CONFIG_HOME`` and found by its bare name, plus a
+test overlay (``--profile <tmp>/overlay``) with what only this cluster needs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from slurm_cluster import SlurmCluster, unavailable_reason  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SHIPPED_PROFILE = REPO / "workflow" / "profiles" / "slurm"
+
+# ---- what runs through the cluster: switch to "repo" for the real pipeline --
+WORKFLOW = os.environ.get("ICL_KMEANS_SLURM_WORKFLOW", "tiny")
+REPO_ARGS = ["--config", "preset=smoke", "train_jobs=seed"]
+# files under results/ not compared with the local run (wall-clock timings,
+# logs, rendered images whose bytes carry dates); the rest must be equal
+VOLATILE_FILES = ("logs/*", "**/timing.parquet", "figures/*", "eval/*profile*", "tables/*profile*")
+VOLATILE_KEYS = {"device", "hostname", "host", "slurm_job_id", "started", "finished",
+                 "duration_s", "wall_time_s", "seconds", "timestamp", "created"}
+
+# what only the test cluster needs, layered over the shipped profile (a key
+# here replaces the same key of the shipped profile)
+OVERLAY = """\
+# no accounting database in the test cluster: poll with squeue (MinJobAge=3600)
+slurm-status-command: squeue
+# first status check after 2 s instead of 40 s
+slurm-init-seconds-before-status-checks: 2
+# no accounts in the test cluster (the plugin would try to guess one)
+slurm-no-account: true
+slurm-keep-successful-logs: true
+latency-wait: 5
+"""
+
+pytestmark = [
+    pytest.mark.slurm,
+    pytest.mark.skipif(bool(unavailable_reason()), reason=f"SLURM test cluster: {unavailable_reason()}"),
+]
+
+
+# ----------------------------------------------------------------- fixtures
+@pytest.fixture
+def cluster():
+    with SlurmCluster() as c:
+        yield c
+
+
+@pytest.fixture
+def user_env(tmp_path, cluster):
+    """A login-node user's environment: the profile installed as `slurm`."""
+    env = cluster.user_env
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH")]))
+    out = subprocess.run(
+        [sys.executable, "-m", "icl_kmeans.slurm_profile"],
+        env=env, text=True, capture_output=True, check=True,
+    )
+    assert (tmp_path / "xdg" / "snakemake" / "slurm" / "profile.yaml").is_file(), out.stdout
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "overlay" / "profile.yaml").write_text(OVERLAY)
+    return env
+
+
+def snakemake(args, cwd, env, timeout=300):
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", *args], cwd=cwd, env=env,
+        text=True, capture_output=True, timeout=timeout,
+    )
+    proc.seconds = time.monotonic() - t0
+    proc.log = proc.stdout + proc.stderr
+    return proc
+
+
+def slurm_args(tmp_path):
+    return ["--cores", "all", "--profile", "slurm", "--profile", str(tmp_path / "overlay")]
+
+
+# ----------------------------------------------------------------- workflows
+TINY_STUB = r'''
+"""Stand-in for the pipeline's scripts: deterministic outputs; where it ran goes to the log."""
+import hashlib, json, os, socket, sys, time
+from pathlib import Path
+
+kind, out, log = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+inputs = [Path(p) for p in sys.argv[4:]]
+log.parent.mkdir(parents=True, exist_ok=True)
+log.write_text(json.dumps({
+    "slurm_job_id": os.environ.get("SLURM_JOB_ID", ""),
+    "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
+    "host": socket.gethostname(),
+}))
+digest = hashlib.sha256(b"".join(p.read_bytes() for p in inputs) + kind.encode()).hexdigest()
+record = {"kind": kind, "digest": digest}
+if kind == "evaluate":  # a GPU rule: the device the code picks (CPU-only torch here)
+    import torch
+    record["device_found"] = "cuda" if torch.cuda.is_available() else "cpu"
+out.parent.mkdir(parents=True, exist_ok=True)
+out.write_text(json.dumps(record, sort_keys=True))
+'''
+
+TINY_SNAKEFILE = r'''
+SEEDS = list(range(5))
+STUB = "stub.py"
+
+localrules: all
+
+rule all:
+    input: "results/tables/summary.json"
+
+rule validation_tasks:
+    output: "results/tasks/val.json"
+    log: "results/logs/validation_tasks.log"
+    shell: "python {STUB} tasks {output} {log}"
+
+rule train:
+    input: "results/tasks/val.json"
+    output: "results/runs/seed{seed}/record.json"
+    log: "results/logs/train/seed{seed}.log"
+    group: "train"
+    shell: "python {STUB} train{wildcards.seed} {output} {log} {input}"
+
+rule evaluate_multistep:
+    input: expand("results/runs/seed{seed}/record.json", seed=SEEDS)
+    output: "results/eval/multistep.json"
+    log: "results/logs/evaluate_multistep.log"
+    shell: "python {STUB} evaluate {output} {log} {input}"
+
+rule aggregate:
+    input: "results/eval/multistep.json"
+    output: "results/tables/summary.json"
+    log: "results/logs/aggregate.log"
+    shell: "python {STUB} aggregate {output} {log} {input}"
+'''
+
+
+def write_tiny(dest: Path, snakefile: str = TINY_SNAKEFILE, stub: str = TINY_STUB) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "Snakefile").write_text(snakefile)
+    (dest / "stub.py").write_text(stub)
+
+
+def copy_repo(dest: Path) -> None:
+    """The working tree (tracked and untracked-but-not-ignored files), no results."""
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO,
+        capture_output=True, check=True,
+    ).stdout.decode().split("\0")
+    for rel in filter(None, files):
+        src = REPO / rel
+        if rel.startswith("results/") or not src.is_file():
+            continue
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dest / rel)
+
+
+def prepare(dest: Path) -> list[str]:
+    """Write the chosen workflow to dest; return extra snakemake arguments."""
+    if WORKFLOW == "repo":
+        copy_repo(dest)
+        return list(REPO_ARGS)
+    write_tiny(dest)
+    return []
+
+
+# ----------------------------------------------------------------- log parsing
+def shipped_profile() -> dict:
+    import yte
+
+    with open(SHIPPED_PROFILE / "profile.yaml") as f:
+        return yte.process_yaml(f, require_use_yte=True)
+
+
+def gpu_rules() -> set[str]:
+    return {r for r, res in shipped_profile()["set-resources"].items() if res.get("gpu")}
+
+
+def submissions(log: str) -> list[str]:
+    return re.findall(r"has been submitted with SLURM jobid (\d+)", log)
+
+
+def run_id(log: str) -> str:
+    m = re.search(r"SLURM run ID: (\S+)", log)
+    assert m, "no SLURM run ID in snakemake's output"
+    return m.group(1)
+
+
+def job_blocks(log: str):
+    """(kind, rule, indented, text) for every job snakemake announced.
+
+    kind is "rule" (submitted), "localrule" (run by snakemake itself) or
+    "group" (a group header; its members follow as indented rule blocks).
+    """
+    blocks = []
+    lines = log.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"^(\s*)(rule|localrule) (\S+):$", line)
+        if m:
+            text = "\n".join(lines[i + 1 : i + 12])
+            blocks.append((m.group(2), m.group(3), bool(m.group(1)), text))
+        elif re.search(r"\] Group job (\S+) \(jobs", line):
+            blocks.append(("group", re.search(r"Group job (\S+)", line).group(1), False, ""))
+    return blocks
+
+
+def tres_gpus(job) -> int:
+    m = re.search(r"gres/gpu(?::\w+)?=(\d+)", job.raw.get("TRES", "") + "," + job.raw.get("TresPerJob", ""))
+    if m:
+        return int(m.group(1))
+    m = re.search(r"gpu(?::\w+)?:(\d+)", job.raw.get("TresPerJob", ""))
+    return int(m.group(1)) if m else 0
+
+
+def rule_of(job) -> str:
+    """The rule (or group) a SLURM job was submitted for, from its Comment."""
+    m = re.match(r"rule_(.+?)(?:_wildcards_.*)?$", job.comment)
+    return m.group(1) if m else job.comment
+
+
+# ----------------------------------------------------------------- comparison
+def _matches(rel: Path, patterns) -> bool:
+    return any(rel.match(p) or rel.as_posix().startswith(p.rstrip("*")) for p in patterns)
+
+
+def _strip(obj):
+    if isinstance(obj, dict):
+        return {k: _strip(v) for k, v in obj.items() if k not in VOLATILE_KEYS}
+    if isinstance(obj, list):
+        return [_strip(v) for v in obj]
+    return obj
+
+
+def compare_results(a: Path, b: Path) -> list[str]:
+    """Differences between two results/ trees (empty list: equal)."""
+    fa = {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
+    fb = {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
+    diffs = [f"only in {a.parent.name}: {p}" for p in sorted(fa - fb)]
+    diffs += [f"only in {b.parent.name}: {p}" for p in sorted(fb - fa)]
+    for rel in sorted(fa & fb):
+        pa, pb = a / rel, b / rel
+        if _matches(rel, VOLATILE_FILES) or pa.read_bytes() == pb.read_bytes():
+            continue
+        if rel.suffix == ".json":
+            if _strip(json.loads(pa.read_text())) == _strip(json.loads(pb.read_text())):
+                continue
+        elif rel.suffix in (".parquet", ".csv"):
+            import pandas as pd
+
+            read = pd.read_parquet if rel.suffix == ".parquet" else pd.read_csv
+            da, db = read(pa), read(pb)
+            cols = [c for c in da.columns if c not in VOLATILE_KEYS]
+            try:
+                pd.testing.assert_frame_equal(da[cols], db[cols], check_exact=False, rtol=1e-6)
+                continue
+            except (AssertionError, KeyError):
+                pass
+        diffs.append(f"differs: {rel}")
+    return diffs
+
+
+# ----------------------------------------------------------------- tests
+def test_workflow_runs_through_sbatch(tmp_path, cluster, user_env):
+    """Every job of the workflow is submitted with sbatch (counted by the
+    scheduler), GPU rules get one GPU, training is packed, and the results
+    equal those of a local run."""
+    t0 = time.monotonic()
+    work = tmp_path / "slurm"
+    extra = prepare(work)
+
+    run = snakemake([*slurm_args(tmp_path), *extra], cwd=work, env=user_env, timeout=600)
+    assert run.returncode == 0, f"snakemake failed:\n{run.log[-6000:]}\n{cluster.logs()}"
+
+    # --- counted by the scheduler: every job this run submitted, all completed
+    rid = run_id(run.log)
+    jobs = [j for j in cluster.jobs() if j.name == rid]
+    assert jobs, f"the scheduler knows no job of run {rid}: {cluster.jobs()}"
+    assert all(j.state == "COMPLETED" for j in jobs), [(j.job_id, j.state) for j in jobs]
+    assert sorted(submissions(run.log), key=int) == [j.job_id for j in jobs]
+    finished = {r["JobId"] for r in cluster.completed_records()}
+    assert {j.job_id for j in jobs} <= finished, "jobs missing from slurmctld's completion log"
+
+    # --- every job that makes a file went through sbatch; nothing ran locally
+    blocks = job_blocks(run.log)
+    local = [(r, t) for k, r, _, t in blocks if k == "localrule"]
+    assert all("output:" not in t for _, t in local), f"jobs run outside SLURM: {local}"
+    top = [b for b in blocks if b[0] in ("rule", "group") and not b[2]]
+    assert len(top) == len(jobs), (len(top), len(jobs))
+    assert "Trying to restart" not in run.log
+
+    # --- packing: train jobs go in groups of at most group-components
+    n_train = sum(1 for k, r, ind, _ in blocks if k == "rule" and r == "train")
+    size = int(shipped_profile()["group-components"]["train"])
+    train_jobs = [j for j in jobs if "group_train" in j.std_out]
+    if n_train:
+        assert len(train_jobs) == math.ceil(n_train / size), (n_train, size, train_jobs)
+
+    # --- resources: one GPU for GPU rules and packed training, none elsewhere
+    gpu = gpu_rules()
+    for j in jobs:
+        want = 1 if (rule_of(j) in gpu or "group_train" in j.std_out) else 0
+        assert tres_gpus(j) == want, (j.job_id, j.comment, j.raw.get("TRES"), j.raw.get("TresPerJob"))
+    for j in train_jobs:  # a packed job asks for the sum of its members' runtime
+        assert j.raw["TimeLimit"] != "UNLIMITED"
+
+    if WORKFLOW == "tiny":  # where each job ran, from the rules' own logs
+        ids = {j.job_id for j in jobs}
+        for log in (work / "results" / "logs").rglob("*.log"):
+            where = json.loads(log.read_text())
+            assert where["slurm_job_id"] in ids, (log, where)
+            is_gpu = log.stem in gpu or log.parent.name == "train"
+            assert bool(where["cuda_visible_devices"]) == is_gpu, (log, where)
+        ev = json.loads((work / "results/eval/multistep.json").read_text())
+        assert ev["device_found"] == "cpu"  # a CPU-only torch falls back to the CPU
+        assert n_train == 5 and len(train_jobs) == 1
+        # 5 x 30m of the shipped profile's train runtime
+        assert train_jobs[0].raw["TimeLimit"] == "02:30:00", train_jobs[0].raw["TimeLimit"]
+    t_slurm = time.monotonic() - t0
+
+    # --- same results as a local run
+    local_dir = tmp_path / "local"
+    extra = prepare(local_dir)
+    env = dict(user_env)
+    env["SLURM_CONF"] = "/nonexistent"  # the local run must not touch the cluster
+    loc = snakemake(["--cores", "2", *extra], cwd=local_dir, env=env, timeout=600)
+    assert loc.returncode == 0, loc.log[-6000:]
+    diffs = compare_results(work / "results", local_dir / "results")
+    assert not diffs, "\n".join(diffs)
+    print(
+        f"\n[slurm] {len(jobs)} sbatch submissions for {len([b for b in blocks if b[0] == 'rule'])} "
+        f"jobs ({n_train} train in {len(train_jobs)} packed); "
+        f"SLURM run {run.seconds:.0f} s, local run {loc.seconds:.0f} s, "
+        f"test {time.monotonic() - t0:.0f} s (through SLURM part {t_slurm:.0f} s)"
+    )
+
+
+RETRY_STUB = r'''
+"""A training stand-in that resumes from a checkpoint outside its declared outputs."""
+import json, os, sys, time
+from pathlib import Path
+
+out, ckpt = Path(sys.argv[1]), Path(sys.argv[2])
+state = json.loads(ckpt.read_text()) if ckpt.exists() else {"step": 0, "attempts": 0}
+resumed_from = state["step"]
+state["attempts"] += 1
+state["step"] = max(state["step"], 3)  # "train" three steps, then save the checkpoint
+ckpt.parent.mkdir(parents=True, exist_ok=True)
+ckpt.write_text(json.dumps(state))
+Path("waiting").write_text(os.environ.get("SLURM_JOB_ID", ""))
+deadline = time.time() + 120
+while not Path("release").exists() and time.time() < deadline:  # until the test lets go
+    time.sleep(0.2)
+out.parent.mkdir(parents=True, exist_ok=True)
+out.write_text(json.dumps({"resumed_from": resumed_from, "attempts": state["attempts"]}))
+'''
+
+RETRY_SNAKEFILE = r'''
+localrules: all
+
+rule all:
+    input: "results/runs/seed0/record.json", "results/review.txt"
+
+rule train:
+    output: "results/runs/seed{seed}/record.json"
+    group: "train"
+    shell: "python stub.py {output} checkpoints/seed{wildcards.seed}.json"
+
+rule review:
+    output: "results/review.txt"
+    shell: "echo failing on purpose >&2; exit 3"
+'''
+
+
+def test_killed_job_is_retried_and_failures_are_reported(tmp_path, cluster, user_env):
+    """A training job cancelled by the scheduler is resubmitted and resumes
+    from its checkpoint; a job that keeps failing is retried `retries` times,
+    then reported with the path of its SLURM log."""
+    t0 = time.monotonic()
+    work = tmp_path / "slurm"
+    write_tiny(work, RETRY_SNAKEFILE, RETRY_STUB)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", *slurm_args(tmp_path)], cwd=work, env=user_env,
+        text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    try:
+        # the train job is running and inside the user code: kill it via the scheduler
+        deadline = time.monotonic() + 120
+        while not (work / "waiting").exists():
+            assert proc.poll() is None, proc.stdout.read()
+            assert time.monotonic() < deadline, f"train job never started: {cluster.jobs()}"
+            time.sleep(0.2)
+        first = (work / "waiting").read_text().strip()
+        (work / "waiting").unlink()
+        cluster.run(["scancel", first])
+        cluster.wait_for_job_state(lambda j: j.job_id == first and j.state == "CANCELLED", 30)
+        (work / "release").touch()
+        out, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+    assert proc.returncode != 0, "the failing rule should make the run fail"
+    rid = run_id(out)
+    jobs = [j for j in cluster.jobs() if j.name == rid]
+    train = [j for j in jobs if "group_train" in j.std_out]
+    review = [j for j in jobs if rule_of(j) == "review"]
+    retries = int(shipped_profile()["retries"])
+
+    # the cancelled training job was resubmitted and resumed from its checkpoint
+    assert [j.state for j in train] == ["CANCELLED", "COMPLETED"], [(j.job_id, j.state) for j in train]
+    rec = json.loads((work / "results/runs/seed0/record.json").read_text())
+    assert rec == {"resumed_from": 3, "attempts": 2}, rec
+
+    # the failing job: retries + 1 attempts, then reported with its SLURM log
+    assert [j.state for j in review] == ["FAILED"] * (retries + 1), [(j.job_id, j.state) for j in review]
+    last = review[-1]
+    assert last.std_out in out, f"log path {last.std_out} not reported:\n{out[-4000:]}"
+    assert "failing on purpose" in Path(last.std_out).read_text()
+    print(f"\n[slurm] retry test: {len(jobs)} submissions, {time.monotonic() - t0:.0f} s")

@@ -1,0 +1,83 @@
+# Figures: one rule per figure (plot_fig1 ... plot_fig19, plot_fig_em), each drawing PDF and PNG from
+# the figure's table only, so changing plotting code never retrains or re-evaluates. Table 1 as CSV and
+# Markdown (write_table1). Named targets fig1 ... fig19, fig_em and table1.
+from icl_kmeans.pipeline import figures as _figures
+
+FIGURES_CODE = os.path.relpath(REPO / "src/icl_kmeans/pipeline/figures.py")
+TABLE1_CODE = os.path.relpath(REPO / "src/icl_kmeans/pipeline/table1.py")
+FIGURE_CATEGORY = {
+    "training": "Training curves",
+    "multistep": "Multi-step clustering",
+    "landscape": "Loss and gap surfaces",
+    "dissimilarity": "Task dissimilarity",
+    "profile": "OH vs BN speed and memory",
+}
+
+
+def figure_params(fig):
+    """Functions, so that Snakemake does not read the braces of '{4, 16}' as wildcards."""
+    return dict(
+        settings=lambda wildcards: _figures.figure_settings(fig, S),
+        scale=lambda wildcards: _figures.scale_line(fig, S),
+    )
+
+
+for _fig in _studies.FIGURES:
+
+    rule:
+        name:
+            f"plot_{_fig}"
+        input:
+            table=TABLE.format(fig=_fig),
+            code=FIGURES_CODE,
+        output:
+            pdf=FIGURE.format(fig=_fig, ext="pdf"),
+            png=report(
+                FIGURE.format(fig=_fig, ext="png"),
+                caption=f"../report/{_fig}.rst",
+                category=FIGURE_CATEGORY[_figures.kind(_fig)],
+            ),
+        params:
+            fig=_fig,
+            **figure_params(_fig),
+        log:
+            f"{LOGS}/figures/{_fig}.log",
+        conda:
+            "../../envs/plot.yaml"
+        script:
+            "../scripts/plot.py"
+
+
+rule write_table1:
+    input:
+        table=TABLE.format(fig="table1"),
+        code=[TABLE1_CODE, FIGURES_CODE],
+    output:
+        csv=report(
+            TABLE1_FILES[0],
+            caption="../report/table1.rst",
+            category=FIGURE_CATEGORY["profile"],
+        ),
+        md=TABLE1_FILES[1],
+    params:
+        **figure_params("table1"),
+    log:
+        f"{LOGS}/figures/table1.log",
+    conda:
+        "../../envs/plot.yaml"
+    script:
+        "../scripts/table1.py"
+
+
+for _fig in _studies.FIGURES:
+
+    rule:
+        name:
+            _fig
+        input:
+            figure_files(_fig),
+
+
+rule table1:
+    input:
+        TABLE1_FILES,

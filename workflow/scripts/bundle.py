@@ -1,0 +1,14 @@
+"""Writes results/bundle.tar.gz: the verified results, manifest, provenance, logs, config and pins."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
+
+from icl_kmeans.pipeline.job import job
+
+with job(snakemake):
+    from icl_kmeans.review.bundle import make_bundle
+
+    p, i = snakemake.params, snakemake.input
+    info = make_bundle(snakemake.output[0], p.settings, config=i.config, pins=list(i.pins), presets_dir=p.presets,
+                       results=p.results, skip=list(snakemake.log))
+    print(info, flush=True)

@@ -1,0 +1,23 @@
+"""The review: artifacts against the manifest, figures and Table 1 rebuilt from the tables, the paper's
+claims, the HTML report (results/review/). Fails on any integrity problem, never on a claim's FAIL."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
+
+from icl_kmeans.pipeline.job import job
+
+console = sys.__stderr__  # the summary goes to the console too (job() sends stdout/stderr to the log)
+
+
+def echo(line):
+    print(line, flush=True)
+    print(line, file=console, flush=True)
+
+
+with job(snakemake):
+    from icl_kmeans.review.main import run_review
+
+    p = snakemake.params
+    result = run_review(p.results, out=p.out, captions=p.captions, workers=snakemake.threads, echo=echo)
+    if not result.ok:
+        raise SystemExit(f"review failed: {len(result.problems)} integrity problems (listed above)")
