@@ -4,18 +4,25 @@ Usage (as root, after ``.ci/install-slurm.sh``)::
 
     from slurm_cluster import SlurmCluster
 
-    with SlurmCluster() as cluster:          # ~2 s to come up
+    with SlurmCluster() as cluster:          # about 1 s to come up
         cluster.run(["sbatch", "--wrap", "true"])
         print(cluster.jobs())                # every job the scheduler has seen
 
 The context manager starts three daemons as children of this process, in the
 foreground, so their PIDs are known exactly: ``munged`` (authentication),
 ``slurmctld`` (controller) and ``slurmd -N localhost`` (the one compute node).
-On exit -- also when the body or the start-up raised -- it cancels every job of
-the cluster, kills any ``slurmstepd`` left behind by *this* cluster (recognised
-by its private ``SLURM_CONF`` in ``/proc/<pid>/environ``), then stops the three
-daemons by PID (SIGTERM, then SIGKILL after a grace period) and removes what it
-wrote.
+On exit -- also when the body or the start-up raised, and at interpreter exit
+if neither ran -- it cancels every job of the cluster, kills any ``slurmstepd``
+or job process left behind by *this* cluster (recognised by its private
+``SLURM_CONF`` in ``/proc/<pid>/environ``), then stops the three daemons by PID
+(SIGTERM, then SIGKILL after a grace period) and removes what it wrote. While
+it runs, SIGTERM (``timeout``, a cancelled CI job) raises KeyboardInterrupt so
+that this cleanup runs. Should the test process be killed outright (SIGKILL),
+the kernel kills the daemons (``PR_SET_PDEATHSIG``), and the next start kills
+what is left of that cluster's jobs, deletes its directory and replaces its
+stale symlink.
+One cluster at a time per machine (``/etc/slurm/slurm.conf`` is shared): do not
+run the SLURM tests in parallel (pytest-xdist).
 
 What it writes, and where
 -------------------------
@@ -24,12 +31,12 @@ Everything lives in one temporary directory (``tempfile.mkdtemp`` under
 the munge key, socket, pid, seed and log files; ``slurm.conf`` and
 ``gres.conf``; the controller's state directory; the node's spool directory;
 the daemons' logs and pid files; the job completion log (``jobcomp.txt``); and
-the fake GPU device nodes (``mknod <tmp>/gpu<i> c 1 3``, i.e. aliases of
+the fake GPU device nodes (``mknod <tmp>/dev/gpu<i> c 1 3``, i.e. aliases of
 ``/dev/null``: SLURM only wants a character device to bind a GPU GRES to; jobs
 then see ``CUDA_VISIBLE_DEVICES``, while a CPU-only torch still reports no CUDA).
 
 The only thing written outside the temporary directory is **one symlink,
-``/etc/slurm/slurm.conf`` -> ``<tmp>/slurm.conf``**: the executor plugin's
+``/etc/slurm/slurm.conf`` -> ``<tmp>/etc/slurm.conf``**: the executor plugin's
 job-step launcher strips ``SLURM_CONF`` from the environment, so ``srun``
 inside a job only finds the configuration at the compiled-in default path.
 The symlink is removed on exit. If ``/etc/slurm/slurm.conf`` already exists
@@ -41,8 +48,8 @@ with ``AuthInfo=socket=...``.
 
 Design choices
 --------------
-* No accounting database (no ``slurmdbd``/MariaDB): fewer daemons, a 20 MB
-  install instead of ~200 MB, and a start-up of about two seconds. The
+* No accounting database (no ``slurmdbd``/MariaDB): fewer daemons, a smaller
+  install (no database server) and a start-up of about a second. The
   executor plugin is then told to poll job status with ``squeue`` (its
   default ``sacct`` fails without accounting storage and the run would hang),
   which is reliable because ``MinJobAge`` is raised to an hour: finished jobs
@@ -73,6 +80,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,20 +112,35 @@ def unavailable_reason() -> str | None:
         )
     if SYSTEM_SLURM_CONF.exists() or SYSTEM_SLURM_CONF.is_symlink():
         if not _is_stale_symlink(SYSTEM_SLURM_CONF):
-            return f"{SYSTEM_SLURM_CONF} exists (a real SLURM config?); refusing to replace it"
+            return (
+                f"{SYSTEM_SLURM_CONF} exists (a real SLURM configuration, or another "
+                "test cluster is running); refusing to replace it"
+            )
     return None
 
 
 def _is_stale_symlink(path: Path) -> bool:
-    """A symlink left by a crashed run of this helper (target gone or ours)."""
+    """A symlink left by a crashed run of this helper: its target is gone, or
+    it is one of our configurations whose controller no longer runs. (A link
+    to a live test cluster is not stale: one cluster at a time per machine.)"""
     if not path.is_symlink():
         return False
     target = Path(os.readlink(path))
     if not target.exists():
         return True
     try:
-        return _MARKER in target.read_text()
+        if _MARKER not in target.read_text():
+            return False
     except OSError:
+        return False
+    return not _alive(target.parent.parent / "run" / "slurmctld.pid", "slurmctld")
+
+
+def _alive(pidfile: Path, comm: str) -> bool:
+    try:
+        pid = int(pidfile.read_text().split()[0])
+        return Path(f"/proc/{pid}/comm").read_text().strip().startswith(comm)
+    except (OSError, ValueError, IndexError):
         return False
 
 
@@ -182,6 +205,7 @@ class SlurmCluster:
         self.procs: dict[str, subprocess.Popen] = {}
         self._installed_symlink = False
         self._stopped = True
+        self._old_sigterm = None
 
     # ------------------------------------------------------------ paths/env
     @property
@@ -234,6 +258,13 @@ class SlurmCluster:
             raise RuntimeError(f"cannot start a SLURM cluster: {reason}")
         self._stopped = False
         atexit.register(self.stop)
+        # SIGTERM (e.g. from `timeout` or a CI cancel) would end Python without
+        # running any cleanup: turn it into KeyboardInterrupt while we run.
+        self._old_sigterm = None
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(
+            signal.SIGTERM
+        ) in (signal.SIG_DFL, None):
+            self._old_sigterm = signal.signal(signal.SIGTERM, _interrupt)
         try:
             self._start()
         except BaseException:
@@ -310,6 +341,7 @@ PartitionName={self.partition} Nodes=localhost Default=YES MaxTime=INFINITE Stat
 
         # the only file outside the temporary directory
         if SYSTEM_SLURM_CONF.is_symlink() and _is_stale_symlink(SYSTEM_SLURM_CONF):
+            _clean_stale(Path(os.readlink(SYSTEM_SLURM_CONF)))
             SYSTEM_SLURM_CONF.unlink()
         SYSTEM_SLURM_CONF.parent.mkdir(parents=True, exist_ok=True)
         SYSTEM_SLURM_CONF.symlink_to(self.conf)
@@ -339,7 +371,7 @@ PartitionName={self.partition} Nodes=localhost Default=YES MaxTime=INFINITE Stat
         out = open(self.dir / "log" / f"{name}.stdout", "wb")
         self.procs[name] = subprocess.Popen(
             [str(a) for a in argv], env=env, stdout=out, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
+            stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent,
         )
         out.close()
 
@@ -375,10 +407,10 @@ PartitionName={self.partition} Nodes=localhost Default=YES MaxTime=INFINITE Stat
             if "slurmctld" in self.procs and self.procs["slurmctld"].poll() is None:
                 self.cancel_all()
         finally:
-            self._kill_stepds()
+            self._kill_leftovers(spare_daemons=True)
             for name in reversed(list(self.procs)):
                 _terminate(self.procs[name])
-            self._kill_stepds()
+            self._kill_leftovers()
             if self._installed_symlink:
                 try:
                     if SYSTEM_SLURM_CONF.is_symlink() and Path(os.readlink(SYSTEM_SLURM_CONF)) == self.conf:
@@ -390,6 +422,9 @@ PartitionName={self.partition} Nodes=localhost Default=YES MaxTime=INFINITE Stat
                 shutil.rmtree(self.dir, ignore_errors=True)
             try:
                 atexit.unregister(self.stop)
+                if self._old_sigterm is not None:
+                    signal.signal(signal.SIGTERM, self._old_sigterm)
+                    self._old_sigterm = None
             except Exception:
                 pass
 
@@ -403,27 +438,10 @@ PartitionName={self.partition} Nodes=localhost Default=YES MaxTime=INFINITE Stat
                 return
             time.sleep(0.5)
 
-    def _kill_stepds(self) -> None:
-        """Kill processes left behind by this cluster's slurmd (job steps).
-
-        They are recognised by this cluster's SLURM_CONF in their environment;
-        nothing else on the machine is touched.
-        """
-        if self.dir is None:
-            return
-        marker = f"SLURM_CONF={self.conf}".encode()
-        me = os.getpid()
-        for pid_dir in Path("/proc").iterdir():
-            if not pid_dir.name.isdigit() or int(pid_dir.name) == me:
-                continue
-            try:
-                comm = (pid_dir / "comm").read_text().strip()
-                if comm != "slurmstepd":
-                    continue
-                if marker in (pid_dir / "environ").read_bytes().split(b"\0"):
-                    os.kill(int(pid_dir.name), signal.SIGKILL)
-            except (OSError, ValueError):
-                continue
+    def _kill_leftovers(self, spare_daemons: bool = False) -> None:
+        if self.dir is not None:
+            spare = {p.pid for p in self.procs.values() if p.poll() is None}
+            _kill_marked(self.conf, spare, spare_daemons)
 
     # ------------------------------------------------------------ queries
     def jobs(self) -> list[SlurmJob]:
@@ -488,6 +506,53 @@ def _parse_scontrol_line(line: str) -> dict:
         end = keys[i + 1].start() if i + 1 < len(keys) else len(line)
         out[m.group(1)] = line[m.end():end].strip()
     return out
+
+
+def _kill_marked(conf: Path, spare: set[int] = frozenset(), spare_daemons: bool = False) -> None:
+    """SIGKILL every process of the cluster configured by ``conf``: slurmstepd
+    processes and jobs' processes that outlived their job (and, unless
+    ``spare_daemons``, the daemons themselves).
+
+    They are recognised by the cluster's private ``SLURM_CONF=<conf>`` in
+    their environment (we start the daemons with it; slurmd passes it on to
+    slurmstepd and to the jobs); nothing else on the machine is touched.
+    """
+    marker = f"SLURM_CONF={conf}".encode()
+    spare = set(spare) | {os.getpid()}
+    for pid_dir in Path("/proc").iterdir():
+        if not pid_dir.name.isdigit() or int(pid_dir.name) in spare:
+            continue
+        try:
+            if spare_daemons and (pid_dir / "comm").read_text().strip() in DAEMONS + ("slurmscriptd",):
+                continue  # slurmctld's helper slurmscriptd: it stops with slurmctld
+            if marker in (pid_dir / "environ").read_bytes().split(b"\0"):
+                os.kill(int(pid_dir.name), signal.SIGKILL)
+        except (OSError, ValueError):
+            continue
+
+
+def _clean_stale(conf: Path) -> None:
+    """Remove what a killed earlier run left: its processes and its directory."""
+    root = conf.parent.parent
+    _kill_marked(conf)
+    if root.name.startswith("icl-kmeans-slurm-") and (root / "etc" / "slurm.conf") == conf:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: get SIGKILL when the test process dies, even
+    by SIGKILL, so that no daemon outlives it (Linux prctl PR_SET_PDEATHSIG).
+    SIGKILL, not SIGTERM: an orphaned slurmctld can hang in its shutdown."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    except Exception:
+        pass
 
 
 def _terminate(proc: subprocess.Popen, grace: float = 5.0) -> None:

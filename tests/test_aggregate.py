@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import zlib
 import math
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -72,10 +72,19 @@ def paths(root: Path) -> dict:
     return {k: str(root / v) for k, v in dict(metrics=METRICS, record=RECORD, timing=TIMING).items()}
 
 
-def training_fixture(root: Path, fig: str, st=None, seeds=(1, 2, 3), diverged=()) -> list:
-    """Writes every run of a training figure of the registry; returns its curves."""
+def training_fixture(root: Path, fig: str, st=None, seeds=(1, 2, 3), diverged=(), trim: int = 0) -> list:
+    """Writes every run of a training figure of the registry; returns its curves.
+
+    trim: keep only the curves of the first `trim` facets (fewer panels, faster tests).
+    diverged: (run, seed) pairs that diverge at step 3; "first" for the first run of the kept curves, seed 2.
+    """
     st = st or studies.build(smoke_settings())
     curves = st.training[fig]
+    if trim:
+        keep = list(dict.fromkeys(tuple(c.facets.items()) for c in curves))[:trim]
+        curves = [c for c in curves if tuple(c.facets.items()) in keep]
+    if diverged == "first":
+        diverged = {(sorted({c.run for c in curves})[0], seeds[min(1, len(seeds) - 1)])}
     for i, run in enumerate(sorted({c.run for c in curves})):
         for seed in seeds:
             write_run(root, run, seed, diverge_at=3 if (run, seed) in diverged else None, scale=1 + 0.1 * i)

@@ -86,7 +86,7 @@ def test_preset_files_are_complete_and_valid():
 
 def test_command_line_overrides_win_over_the_preset():
     s = settings.resolve({"preset": "paper", "steps": 7, "seeds": [1, 2]}, REPO / "workflow")
-    assert s["steps"] == 7 and s["seeds"] == [1, 2] and s["n"] == 512
+    assert s["steps"] == 7 and s["seeds"] == [1, 2] and s["n_points"] == 512
     assert s["overrides"] == ["seeds", "steps"]
 
 

@@ -61,8 +61,8 @@ def test_mixture_statistics():
     t = sample_tasks(8, 4000, 2, 3, equal_weights=False, seed=3, dtype=torch.float64)
     freq = torch.nn.functional.one_hot(t.labels, 3).double().mean(1)
     assert (freq - t.weights).abs().max() < 0.04
-    # undo the min-max scaling through the component means: the per-component std, relative to the
-    # spread of the component locations, equals scale / (range of raw X) -- check with the raw range
+    # min-max scaling divides by the raw range R; recover R from the two component means (their raw
+    # distance is the distance of the locations), then the within-component std times R is the scale
     t = sample_tasks(1, 20000, 1, 2, seed=4, dtype=torch.float64)
     loc = t.locations[0, :, 0]
     raw_range = (loc.max() - loc.min()) / (t.X[0][t.labels[0] == loc.argmax(), 0].mean()

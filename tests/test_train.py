@@ -68,9 +68,11 @@ def test_same_seed_gives_identical_metrics_and_checkpoints(tmp_path):
     assert not a.metrics.train_loss.iloc[1:].equals(c.metrics.train_loss.iloc[1:])
 
 
-@pytest.mark.parametrize("plateau,stop", [(False, 13), (True, 20)])
-def test_interrupted_run_resumes_to_identical_end(tmp_path, plateau, stop):
-    config = TrainConfig(**{**SMALL, "steps": 40, "eval_every": 10, "plateau": plateau, "clip_grad": 1.0})
+@pytest.mark.parametrize("plateau,stop,dropout", [(False, 13, 0.0), (True, 20, 0.0), (False, 7, 0.1)])
+def test_interrupted_run_resumes_to_identical_end(tmp_path, plateau, stop, dropout):
+    """Model, optimizer, scheduler, metrics and (with dropout) the random state all carry over."""
+    config = TrainConfig(**{**SMALL, "steps": 40, "eval_every": 10, "plateau": plateau, "clip_grad": 1.0,
+                            "dropout": dropout})
     full = train(config)
     path = tmp_path / "run.pt"
     part = train(config, checkpoint=path, max_steps=stop)

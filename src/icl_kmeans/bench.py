@@ -30,7 +30,18 @@ TARGET_STEP_MS = 90.0
 TARGET_PEAK_GB = 4.0
 
 
-def _median_ms(fn, repeats: int, warmup: int) -> float:
+class Timing(tuple):
+    """(median, minimum) milliseconds over the timed repeats; compares and formats by the median."""
+
+    def __new__(cls, times_s):
+        ms = sorted(1e3 * t for t in times_s)
+        return super().__new__(cls, (statistics.median(ms), ms[0]))
+
+    median = property(lambda self: self[0])
+    min = property(lambda self: self[1])
+
+
+def _median_ms(fn, repeats: int, warmup: int) -> Timing:
     for _ in range(warmup):
         fn()
     times = []
@@ -38,7 +49,7 @@ def _median_ms(fn, repeats: int, warmup: int) -> float:
         t = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t)
-    return 1e3 * statistics.median(times)
+    return Timing(times)
 
 
 def loop_sample_tasks(batch: int, n: int, d: int, k: int, generator: torch.Generator, scale: float = 0.1):
@@ -105,7 +116,7 @@ def step_time(embedding: str, regularizer: str, d: int, k: int, n: int, batch: i
         return _median_ms(one_step, repeats, warmup)
 
 
-def sampling_time(d, k, n, batch, repeats, warmup, straightforward=False) -> float:
+def sampling_time(d, k, n, batch, repeats, warmup, straightforward=False) -> Timing:
     from .tasks import sample_tasks
 
     counter = iter(range(10**9))
@@ -120,7 +131,7 @@ def sampling_time(d, k, n, batch, repeats, warmup, straightforward=False) -> flo
     return _median_ms(one, repeats, warmup)
 
 
-def forward_time(d, k, n, batch, repeats, warmup, fused: bool) -> float:
+def forward_time(d, k, n, batch, repeats, warmup, fused: bool) -> Timing:
     """Median ms of one eval-mode forward (no grad) of OH on a fixed batch."""
     from .model import ClusterTransformer
     from .tasks import sample_tasks
@@ -136,10 +147,32 @@ def forward_time(d, k, n, batch, repeats, warmup, fused: bool) -> float:
     return _median_ms(one, repeats, warmup)
 
 
-def _memory_child(n: int, d: int, k: int, steps: int, fused: bool, threads: int) -> None:
-    """Runs in a fresh process: prints JSON with peak RSS before and after the clustering."""
+def _peak_rss_bytes() -> int:
+    """Peak resident memory of this process image: VmHWM (reset by exec, unlike ru_maxrss, which a child
+    started by fork + exec inherits from its parent); ru_maxrss where /proc is missing."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     import resource
 
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: kilobytes
+
+
+def _reset_peak_rss() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # resets VmHWM to the current RSS (Linux >= 4.0)
+        return True
+    except OSError:
+        return False
+
+
+def _memory_child(n: int, d: int, k: int, steps: int, fused: bool, threads: int) -> None:
+    """Runs in a fresh process: prints JSON with the peak RSS of the set-up and of the clustering."""
     torch.set_num_threads(threads)
     from .model import ClusterTransformer
     from .tasks import sample_tasks
@@ -147,13 +180,14 @@ def _memory_child(n: int, d: int, k: int, steps: int, fused: bool, threads: int)
     torch.manual_seed(0)
     model = ClusterTransformer(d, k, "OH", fused=fused).eval()
     tasks = sample_tasks(1, n, d, k, seed=0)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: kilobytes
+    setup = _peak_rss_bytes()
+    reset = _reset_peak_rss()
     t = time.perf_counter()
     with torch.no_grad():
         out = model.cluster(tasks.X, tasks.C, steps=steps, mode="reembed")
     secs = time.perf_counter() - t
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps(dict(before=before, peak=peak, seconds=secs, finite=bool(torch.isfinite(out).all()))))
+    print(json.dumps(dict(setup=setup, peak=_peak_rss_bytes(), reset=reset, seconds=secs,
+                          finite=bool(torch.isfinite(out).all()))))
 
 
 def memory_run(n: int, d: int, k: int, steps: int, fused: bool, threads: int, timeout: float = 1800) -> dict:
@@ -184,41 +218,51 @@ def main(argv=None) -> int:
     mem_n = a.memory_n or (16384 if a.quick else 65536)
     torch.set_num_threads(a.threads)
     shape = dict(d=a.d, k=a.k, n=a.n, batch=a.batch)
-    print(f"icl_kmeans bench: torch {torch.__version__}, {torch.get_num_threads()} threads, d={a.d} k={a.k} "
-          f"n={a.n} B={a.batch}, median of {repeats} after {warmup} warm-up", flush=True)
-    rows = []
+    load = os.getloadavg()[0]
+    print(f"icl_kmeans bench: torch {torch.__version__}, {torch.get_num_threads()} threads on {os.cpu_count()} cores, "
+          f"d={a.d} k={a.k} n={a.n} B={a.batch}, {repeats} timed repeats after {warmup} warm-up", flush=True)
+    if load > 0.5:
+        print(f"note: load average {load:.1f} before starting; other processes share the cores and inflate "
+              "the times (the minimum column is the less affected one)", flush=True)
+    print(f"  {'':<44} {'median':>10} {'min':>9}", flush=True)
 
     def row(what, value, unit, note=""):
-        rows.append((what, value, unit, note))
-        print(f"  {what:<44} {value:>10.2f} {unit:<4} {note}", flush=True)
+        if isinstance(value, Timing):
+            print(f"  {what:<44} {value.median:>10.2f} {value.min:>9.2f} {unit:<3} {note}", flush=True)
+        else:
+            print(f"  {what:<44} {value:>10.2f} {'':>9} {unit:<3} {note}", flush=True)
+
+    def ratio(slow: Timing, fast: Timing) -> str:
+        return f"x{slow.median / fast.median:.2f} (min x{slow.min / fast.min:.2f})"
 
     if "steps" not in a.skip:
-        print("1. training step (sample + forward + backward + Adam)")
+        print("1. training step (sample + forward + backward + Adam), ms")
         samp = sampling_time(a.d, a.k, a.n, a.batch, repeats, warmup)
         row("sample_tasks", samp, "ms")
         oh_ne = None
         for emb, reg in CONFIGS:
             ms = step_time(emb, reg, repeats=repeats, warmup=warmup, **shape)
-            oh_ne = ms if (emb, reg) == ("OH", "NE") else oh_ne
-            note = (f"target <= {TARGET_STEP_MS:.0f} ms: {'met' if ms <= TARGET_STEP_MS else 'MISSED'}"
-                    if (emb, reg) == ("OH", "NE") else "")
+            note = ""
+            if (emb, reg) == ("OH", "NE"):
+                oh_ne = ms
+                note = f"target <= {TARGET_STEP_MS:.0f} ms: {'met' if ms.median <= TARGET_STEP_MS else 'MISSED'}"
             row(f"step {emb}:{reg}", ms, "ms", note)
         if "straightforward" not in a.skip:
-            sr = max(2, repeats // 4)
+            sr = max(3, repeats // 4)
             loop = sampling_time(a.d, a.k, a.n, a.batch, sr, 1, straightforward=True)
-            row("straightforward sampler (per-task loop)", loop, "ms", f"x{loop / samp:.1f} of sample_tasks")
+            row("straightforward sampler (per-task loop)", loop, "ms", f"sample_tasks faster {ratio(loop, samp)}")
             ms = step_time("OH", "NE", repeats=sr, warmup=1, straightforward=True, **shape)
-            row("straightforward step OH:NE (loop + cdist)", ms, "ms", f"speed-up x{ms / oh_ne:.2f}")
+            row("straightforward step OH:NE (loop + cdist)", ms, "ms", f"step OH:NE faster {ratio(ms, oh_ne)}")
     if "fused" not in a.skip:
-        print(f"2. fused (memory-linear) vs materialised attention, n={a.n}")
+        print(f"2. fused (memory-linear) vs materialised attention, n={a.n}, ms")
         f_step = step_time("OH", "NE", repeats=repeats, warmup=warmup, fused=True, **shape)
         m_step = step_time("OH", "NE", repeats=repeats, warmup=warmup, fused=False, **shape)
         row("train step OH:NE fused", f_step, "ms")
-        row("train step OH:NE materialised", m_step, "ms", f"fused speed-up x{m_step / f_step:.2f}")
+        row("train step OH:NE materialised", m_step, "ms", f"fused faster {ratio(m_step, f_step)}")
         f_fwd = forward_time(a.d, a.k, a.n, a.batch, repeats, warmup, fused=True)
         m_fwd = forward_time(a.d, a.k, a.n, a.batch, repeats, warmup, fused=False)
         row("eval forward OH fused", f_fwd, "ms")
-        row("eval forward OH materialised", m_fwd, "ms", f"fused speed-up x{m_fwd / f_fwd:.2f}")
+        row("eval forward OH materialised", m_fwd, "ms", f"fused faster {ratio(m_fwd, f_fwd)}")
     if "memory" not in a.skip:
         print(f"3. memory: re-embedded clustering, 2 steps, one task n={mem_n} d={a.d} k={a.k}, fresh process")
         dense_gb = mem_n * mem_n * 4 / 1e9
@@ -227,11 +271,21 @@ def main(argv=None) -> int:
             print(f"  fused run failed: {r['error']}")
         else:
             gb = r["peak"] / 1e9
-            row("peak RSS after setup (torch, model, task)", r["before"] / 1e9, "GB")
-            row("peak RSS of the clustering (fused)", gb, "GB",
+            row("peak RSS of the set-up (torch, model, task)", r["setup"] / 1e9, "GB")
+            what = "peak RSS during the clustering" if r["reset"] else "peak RSS of the process"
+            row(f"{what} (fused)", gb, "GB",
                 f"target < {TARGET_PEAK_GB:.0f} GB: {'met' if gb < TARGET_PEAK_GB else 'MISSED'}; "
                 f"one dense n x n float32 = {dense_gb:.1f} GB")
             row("time of the clustering (fused)", r["seconds"], "s")
+        small = min(8192, mem_n)
+        print(f"   same at n={small}: fused vs materialised (an n x n float32 = {small * small * 4 / 1e9:.2f} GB)")
+        for fused in (True, False):
+            r = memory_run(small, a.d, a.k, 2, fused, a.threads)
+            label = "fused" if fused else "materialised"
+            if "error" in r:
+                print(f"  {label} run failed: {r['error']}")
+            else:
+                row(f"peak RSS during the clustering ({label})", r["peak"] / 1e9, "GB", f"{r['seconds']:.1f} s")
     return 0
 
 

@@ -266,7 +266,9 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
             rel = math.nan
             if step % config.eval_every == 0 or step == config.steps:
                 rel = relative_loss(model, val)
-                if sched is not None and math.isfinite(rel):
+                if not math.isfinite(rel):  # the model now maps validation tasks to non-finite centers
+                    status, diverged_step = "diverged", step
+                elif sched is not None:
                     sched.step(rel)
             rows.append(dict(step=step, train_loss=loss.item(), rel_val_loss=rel, lr=opt.param_groups[0]["lr"],
                              wall_time=time.perf_counter() - t0))
@@ -274,7 +276,7 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
                 bar.update(1)
                 if not math.isnan(rel):
                     bar.set_postfix(loss=f"{loss.item():.4g}", rel_val=f"{rel:.4g}", refresh=False)
-            if step % checkpoint_every == 0 and step < end:
+            if status == "ok" and step % checkpoint_every == 0 and step < end:
                 save(step, time.perf_counter() - t0)
         wall = time.perf_counter() - t0
         save(step, wall)

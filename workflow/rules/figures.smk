@@ -14,14 +14,6 @@ FIGURE_CATEGORY = {
 }
 
 
-def figure_params(fig):
-    """Functions, so that Snakemake does not read the braces of '{4, 16}' as wildcards."""
-    return dict(
-        settings=lambda wildcards: _figures.figure_settings(fig, S),
-        scale=lambda wildcards: _figures.scale_line(fig, S),
-    )
-
-
 for _fig in _studies.FIGURES:
 
     rule:
@@ -37,13 +29,15 @@ for _fig in _studies.FIGURES:
                 caption=f"../report/{_fig}.rst",
                 category=FIGURE_CATEGORY[_figures.kind(_fig)],
             ),
-        params:
-            fig=_fig,
-            **figure_params(_fig),
         log:
             f"{LOGS}/figures/{_fig}.log",
         conda:
             "../../envs/plot.yaml"
+        params:
+            fig=_fig,
+            # functions, so that Snakemake does not read the braces of "{4, 16}" as wildcards
+            settings=lambda w, fig=_fig: _figures.figure_settings(fig, S),
+            scale=lambda w, fig=_fig: _figures.scale_line(fig, S),
         script:
             "../scripts/plot.py"
 
@@ -59,12 +53,13 @@ rule write_table1:
             category=FIGURE_CATEGORY["profile"],
         ),
         md=TABLE1_FILES[1],
-    params:
-        **figure_params("table1"),
     log:
         f"{LOGS}/figures/table1.log",
     conda:
         "../../envs/plot.yaml"
+    params:
+        settings=lambda w: _figures.figure_settings("table1", S),
+        scale=lambda w: _figures.scale_line("table1", S),
     script:
         "../scripts/table1.py"
 

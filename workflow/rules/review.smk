@@ -15,16 +15,13 @@ REVIEW_CODE = [
 ENV_PINS = ["pyproject.toml"] + sorted(
     os.path.relpath(p, REPO) for p in glob.glob(str(REPO / "envs" / "*.yaml"))
 )
-
-
-def manifest_known(wildcards):
-    """Ids of what the current settings produce: files of other configurations are marked."""
-    return dict(
-        runs=sorted(ST.runs),
-        dists=sorted(DISTS),
-        testsets=sorted(TESTSETS),
-        figs=sorted(_studies.TARGETS),
-    )
+# Ids of what the current settings produce (the manifest marks files of other configurations).
+MANIFEST_KNOWN = dict(
+    runs=sorted(ST.runs),
+    dists=sorted(DISTS),
+    testsets=sorted(TESTSETS),
+    figs=sorted(_studies.TARGETS),
+)
 
 
 localrules:
@@ -41,29 +38,29 @@ rule manifest:
         parquet="results/manifest.parquet",
         tsv="results/manifest.tsv",
         meta="results/manifest.json",
-    params:
-        results="results",
-        settings=lambda wildcards: S,
-        targets=lambda wildcards: ALL_TARGET_FILES,
-        known=manifest_known,
     log:
         f"{LOGS}/review/manifest.log",
     conda:
-        "../../envs/plot.yaml"
+        "../../envs/review.yaml"
+    params:
+        results=lambda wildcards, output: os.path.dirname(output.parquet),
+        settings=lambda wildcards: S,
+        targets=lambda wildcards: ALL_TARGET_FILES,
+        known=lambda wildcards: MANIFEST_KNOWN,
     script:
         "../scripts/manifest.py"
 
 
 rule review:
+    log:
+        f"{LOGS}/review/review.log",
+    conda:
+        "../../envs/review.yaml"
+    threads: workflow.cores
     params:
         results="results",
         out="results/review",
         captions="workflow/report",
-    threads: workflow.cores
-    log:
-        f"{LOGS}/review/review.log",
-    conda:
-        "../../envs/plot.yaml"
     script:
         "../scripts/review.py"
 
@@ -75,13 +72,13 @@ rule bundle:
         pins=ENV_PINS,
     output:
         "results/bundle.tar.gz",
-    params:
-        results="results",
-        settings=lambda wildcards: S,
-        presets="workflow/presets",
     log:
         f"{LOGS}/review/bundle.log",
     conda:
-        "../../envs/plot.yaml"
+        "../../envs/review.yaml"
+    params:
+        results=lambda wildcards, output: os.path.dirname(output[0]),
+        settings=lambda wildcards: S,
+        presets="workflow/presets",
     script:
         "../scripts/bundle.py"

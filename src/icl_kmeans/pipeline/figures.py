@@ -1,12 +1,14 @@
 """Figures of the paper from the aggregated tables (results/tables/{fig}.parquet), PDF and PNG.
 
-Conventions (SPEC 10): every curve is the median over seeds with an inter-quartile ribbon
-(seaborn, estimator="median", errorbar=("pi", 50)); curves carry the paper's labels (`OH:L2`) and
-the same colour in every figure (OH blue, BN vermilion, NA green; NE lighter and dashed, L2 solid);
-Lloyd's is black, EM purple; relative-loss axes have a dotted line at 1. Training figures: top row
-of each block training loss, bottom row relative validation loss, one column per facet. Every
-figure states its scale (the preset, seeds, steps, n, ...) under its title, so a quick figure is
-never mistaken for the paper's.
+Conventions (SPEC 10): every curve is the median over seeds with an inter-quartile ribbon: the
+statistics of seaborn's estimator="median", errorbar=("pi", 50), computed by one vectorised pandas
+groupby (median_band; seaborn's per-point aggregation takes minutes on 10000-step curves), drawn at
+most at MAX_POINTS x values per curve (thin). Curves carry the paper's labels (`OH:L2`) and the same
+colour in every figure (OH blue, BN vermilion, NA green; NE lighter and dashed, L2 solid); Lloyd's
+is black, EM purple (dotted); relative-loss axes have a dotted line at 1. Training figures: top row
+of each block training loss, bottom row relative validation loss, one column per facet, log y-axes.
+Every figure states its scale (the preset, seeds, steps, n, ... and the paper's) under its title, so
+a quick figure is never mistaken for the paper's. Seaborn sets the theme and draws Fig 1's heatmaps.
 
 Output bytes are deterministic: the PDF has no creation date, the PNG (150 dpi) no timestamp, and
 nothing is random (the percentile interval needs no bootstrap). A figure, or any panel of it,
@@ -18,7 +20,9 @@ figure_settings while it parses the workflow.
 
 from __future__ import annotations
 
+import math
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +41,7 @@ PROFILE_METRICS = {"forward_train_ms": "forward time (train mode)", "backward_ms
                    "peak_memory_mb": "peak memory", "forward_eval_ms": "forward time (eval mode)"}
 SHIFT_ORDER = ("unequal weights", "anisotropic", "scale 0.05", "scale 0.2")
 DPI = 150
+MAX_POINTS = 500  # x values drawn per curve (training curves of the paper have 10000 steps)
 
 TRAINING = ("fig2", "fig4", "fig10", "fig11", "fig13", "fig14", "fig15", "fig16", "fig17")
 MULTISTEP = ("fig6", "fig7", "fig8", "fig12", "fig18", "fig_em")
@@ -73,14 +78,14 @@ BLOCKS = {"fig4": ["tau"], "fig10": ["d"], "fig11": ["d"], "fig13": ["d"], "fig1
 DESCENDING = {"tau"}  # smooth (tau = 1) first, as in the paper
 
 # The paper's scale (workflow/presets/paper.yaml; tests check they agree), quoted in every scale line.
-PAPER = dict(seeds=10, steps=10000, lr_sweep_steps=5000, n=512, batch=32, eval_every=50, val_batches=10,
+PAPER = dict(seeds=10, steps=10000, lr_sweep_steps=5000, n_points=512, batch=32, eval_every=50, val_batches=10,
              fig13_train_n=[128, 256, 512, 1024], fig17_train_n=[256, 512, 1024], fig12_eval_n=[128, 256, 1024, 2048],
              fig_em_n=[128, 256, 512, 1024, 2048], eval_tasks=320, eval_steps=20, landscape_resolution=41,
              landscape_tasks=64, fig9_tasks_per_family=4, fig19_tasks_per_family=16,
              profile_d=[4, 8, 16, 32, 64, 128], profile_k=[10, 16, 25, 40, 64, 100], table1_k=[6, 25, 100, 400, 1000],
              profile_n=1024, profile_batch=32, profile_warmup=10, profile_reps=30)
-SCALE_KEYS = ("preset", "overrides", "seeds", "steps", "lr_sweep_steps", "n", "batch", "eval_every", "val_batches",
-              "fig13_train_n", "fig17_train_n", "fig12_eval_n", "fig_em_n", "eval_tasks", "eval_steps",
+SCALE_KEYS = ("preset", "overrides", "seeds", "steps", "lr_sweep_steps", "n_points", "n", "batch", "eval_every",
+              "val_batches", "fig13_train_n", "fig17_train_n", "fig12_eval_n", "fig_em_n", "eval_tasks", "eval_steps",
               "landscape_resolution", "landscape_tasks", "fig9_tasks_per_family", "fig19_tasks_per_family",
               "profile_d", "profile_k", "table1_k", "profile_n", "profile_batch", "profile_warmup", "profile_reps")
 
@@ -99,25 +104,30 @@ def _list(v) -> str:
     return "{" + ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v) + "}"
 
 
+def points(s: dict) -> int:
+    """Points per task of training and evaluation (settings key n_points; n in older configurations)."""
+    return s["n_points"] if "n_points" in s else s["n"]
+
+
 def _scale_parts(fig: str, s: dict) -> list[str]:
     k = kind(fig)
     nseeds = s["seeds"] if isinstance(s["seeds"], int) else len(s["seeds"])
     steps = s["lr_sweep_steps"] if fig == "fig11" else s["steps"]
     train_n = {"fig13": f"training n in {_list(s['fig13_train_n'])}",
-               "fig17": f"training n in {_list(s['fig17_train_n'])}"}.get(fig, f"n={s['n']}")
+               "fig17": f"training n in {_list(s['fig17_train_n'])}"}.get(fig, f"n={points(s)}")
     trained = [f"{nseeds} seeds", f"M={steps}", train_n, f"B={s['batch']}"]
     if k == "training":
         return trained + [f"validation on {s['val_batches']}x{s['batch']} tasks every {s['eval_every']} steps"]
     if k == "multistep":
         ev = {"fig12": f"evaluated at n in {_list(s['fig12_eval_n'])}",
-              "fig_em": f"evaluated at n in {_list(s['fig_em_n'])}"}.get(fig, f"evaluated at n={s['n']}")
+              "fig_em": f"evaluated at n in {_list(s['fig_em_n'])}"}.get(fig, f"evaluated at n={points(s)}")
         return trained + [f"{s['eval_tasks']} test tasks", f"T={s['eval_steps']}", ev]
     if k == "landscape":
         r = s["landscape_resolution"]
         return trained + [f"first seed only, {r}x{r} grid", f"{s['landscape_tasks']} tasks"]
     if k == "dissimilarity":
         per = s["fig9_tasks_per_family" if fig == "fig9" else "fig19_tasks_per_family"]
-        return [f"{per} tasks per family", f"n={s['n']}"]
+        return [f"{per} tasks per family", f"n={points(s)}"]
     grid = (f"d in {_list(s['profile_d'])} x k in {_list(s['profile_k'])}" if fig == "fig1"
             else f"d=32, k in {_list(s['table1_k'])}")
     return [grid, f"n={s['profile_n']}", f"batch {s['profile_batch']}",
@@ -178,50 +188,71 @@ def _order(curves) -> list[str]:
     return [c for c in CURVE_ORDER if c in present] + sorted(present - set(CURVE_ORDER))
 
 
-def _lines(ax, data: pd.DataFrame, x: str, y: str = "value", curves=None, **kw) -> None:
-    """Median over seeds with the inter-quartile ribbon, one line per curve (paper colours)."""
-    import seaborn as sns
+def median_band(data: pd.DataFrame, x: str, y: str = "value", by: str = "curve") -> pd.DataFrame:
+    """Per (by, x): the median of y over the rows (seeds) and its inter-quartile range q25, q75.
 
+    The same statistics as seaborn's lineplot(estimator="median", errorbar=("pi", 50)) (linear
+    interpolation, as numpy.percentile), computed in one vectorised groupby: seaborn's per-point
+    aggregation takes minutes on the paper's 10000-step curves.
+    """
+    q = data.groupby([by, x], sort=True)[y].quantile([0.25, 0.5, 0.75]).unstack()
+    q.columns = ["q25", "median", "q75"]
+    return q.reset_index()
+
+
+def thin(data: pd.DataFrame, x: str, max_points: int = MAX_POINTS) -> pd.DataFrame:
+    """At most max_points distinct x values (every k-th, always keeping the last): keeps PDFs small."""
+    xs = np.sort(data[x].unique())
+    if len(xs) <= max_points:
+        return data
+    k = int(math.ceil(len(xs) / max_points))
+    keep = set(xs[::k]) | {xs[-1]}
+    return data[data[x].isin(keep)]
+
+
+def _lines(ax, data: pd.DataFrame, x: str, y: str = "value", curves=None, markers: bool = False) -> None:
+    """Median over seeds with the inter-quartile ribbon, one line per curve (paper colours and dashes)."""
+    band = median_band(thin(data, x), x, y)
     order = _order(curves if curves is not None else data["curve"].unique())
-    palette = {c: PALETTE.get(c, "#777777") for c in order}
-    dashes = {c: DASHES.get(c, "") for c in order}
-    sns.lineplot(data=data, x=x, y=y, hue="curve", hue_order=order, style="curve", style_order=order,
-                 palette=palette, dashes=dashes, estimator="median", errorbar=("pi", 50), legend=False, ax=ax,
-                 **kw)
-    for line in ax.get_lines():
-        if line.get_label() == "Lloyd" or line.get_color() in ("#000000", "k", "black"):
-            line.set_zorder(3)
+    for c in order:
+        b = band[band["curve"] == c]
+        if b.empty:
+            continue
+        color, dash = PALETTE.get(c, "#777777"), DASHES.get(c, "")
+        z = 3 if c in ("Lloyd", "EM") else 2
+        (line,) = ax.plot(b[x], b["median"], color=color, lw=1.5, label=c, zorder=z,
+                          marker="o" if markers else None, ms=4)
+        if dash:
+            line.set_dashes(dash)
+        if (b["q75"] > b["q25"]).any():
+            ax.fill_between(b[x], b["q25"], b["q75"], color=color, alpha=0.2, lw=0, zorder=z - 1)
 
 
-def _legend(fig, curves, ncol=None) -> None:
+def _legend(fig, curves, top_inches: float) -> None:
     from matplotlib.lines import Line2D
 
-    order = _order(curves)
     handles = []
-    for c in order:
-        dash = DASHES.get(c, "")
+    for c in _order(curves):
         h = Line2D([], [], color=PALETTE.get(c, "#777777"), lw=2, label=c)
-        if dash:
-            h.set_dashes(dash)
+        if DASHES.get(c, ""):
+            h.set_dashes(DASHES[c])
         handles.append(h)
-    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1.0 - _top_margin(fig) * 0.75),
-               ncol=ncol or len(handles), frameon=False)
-
-
-def _top_margin(fig) -> float:
-    return min(0.28, 1.15 / fig.get_figheight())
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1.0 - top_inches / fig.get_figheight()),
+               ncol=len(handles), frameon=False, fontsize=8, handlelength=2.6)
 
 
 def _finish(fig, fig_id: str, settings: dict, legend_curves=None, extra: str = "") -> None:
+    """Title, scale line (wrapped), legend of the curves; the panels fill the rest (sizes in inches)."""
     title = TITLES[fig_id]
-    sub = scale_line(fig_id, settings) + (f"; {extra}" if extra else "")
+    sub = _wrap(scale_line(fig_id, settings) + (f"; {extra}" if extra else ""), int(fig.get_figwidth() * 15))
     h = fig.get_figheight()
-    fig.suptitle(title, y=1 - 0.12 / h, fontsize=11, va="top")
-    fig.text(0.5, 1 - 0.38 / h, _wrap(sub, int(fig.get_figwidth() * 16)), ha="center", va="top", fontsize=7.5,
-             color="0.25")
+    fig.suptitle(title, y=1 - 0.08 / h, fontsize=11, va="top")
+    fig.text(0.5, 1 - 0.34 / h, sub, ha="center", va="top", fontsize=7.5, color="0.25")
+    top = 0.34 + 0.13 * (sub.count("\n") + 1) + 0.06
     if legend_curves is not None:
-        _legend(fig, legend_curves)
-    fig.tight_layout(rect=(0, 0, 1, 1 - _top_margin(fig)))
+        _legend(fig, legend_curves, top)
+        top += 0.3
+    fig.tight_layout(rect=(0, 0, 1, 1 - (top - 0.12) / h))
 
 
 def _wrap(text: str, width: int) -> str:
@@ -252,6 +283,19 @@ def _style() -> None:
                          "axes.labelsize": 8, "xtick.labelsize": 7, "ytick.labelsize": 7})
 
 
+def _log_y(ax) -> None:
+    """Log y-axis labelled with plain numbers (0.6, 2, 10) instead of 6 x 10^-1; matplotlib thins the labels."""
+    from matplotlib.ticker import LogFormatterSciNotation
+
+    class Plain(LogFormatterSciNotation):
+        def __call__(self, x, pos=None):
+            return f"{x:g}" if super().__call__(x, pos) else ""
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(Plain())
+    ax.yaxis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(1.2, 0.6)))
+
+
 def _finite(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     ok = np.isfinite(df["value"].to_numpy(dtype=float))
     return df[ok], int((~ok).sum())
@@ -280,27 +324,33 @@ def plot_training(fig_id: str, df: pd.DataFrame, settings: dict):
         df = df[df["metric"] != "wall_time"].merge(t, on=["run", "step"], how="left")
         x = "time"
     nrows, ncols = 2 * len(blocks), len(cols)
-    figure, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols + 0.6, 2.3 * nrows + 1.4), squeeze=False)
+    figure, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols + 0.6, 2.3 * nrows + 1.4), squeeze=False,
+                                sharex=False if timed else "col")
     curves = df["curve"].unique()
     for b, bval in enumerate(blocks):
         bdf = _select(df, block_keys, bval)
         for c, cval in enumerate(cols):
             panel = _select(bdf, col_keys, cval)
-            where = ", ".join(_fmt(k, v) for k, v in zip(block_keys + col_keys, bval + cval))
+            labels = [_fmt(k, v) for k, v in zip(block_keys + col_keys, bval + cval)]
+            where = ", ".join(labels)
+            if (block_keys + col_keys)[:1] == ["panel"]:
+                where = labels[0] + " " + ", ".join(labels[1:])
             for r, metric in enumerate(("train_loss", "rel_val_loss")):
                 ax = axes[2 * b + r, c]
                 data = _require(panel[panel["metric"] == metric], fig_id, f"{metric} at {where}")
                 data, bad = _finite(data)
                 _require(data, fig_id, f"finite {metric} at {where}")
                 _lines(ax, data, x=x, curves=curves)
-                ax.set_yscale("log")
+                _log_y(ax)
+                if not timed:
+                    _integer_x(ax)
                 if metric == "rel_val_loss":
                     ax.axhline(1.0, ls=":", color="0.2", lw=1.2, zorder=1)
                 else:
                     ax.set_title(where)
                     _diverged_note(ax, panel)
                 xlabel = "wall-clock time (s, median over seeds)" if timed else "training step"
-                ax.set_xlabel(xlabel if r == 1 else "")
+                ax.set_xlabel(xlabel if (r == 1 and (timed or b == len(blocks) - 1)) else "")
                 ax.set_ylabel(METRIC_LABELS[metric] if c == 0 else "")
     div = df.loc[df["status"] == "diverged", ["run", "seed"]].drop_duplicates()
     extra = f"{len(div)} diverged (run, seed) pairs kept (curves end at their last finite step)" if len(div) else ""
@@ -322,6 +372,7 @@ def _diverged_note(ax, panel: pd.DataFrame) -> None:
 def _multistep_panel(ax, data: pd.DataFrame, fig_id: str, what: str, metric: str = "log_objective",
                      curves=None) -> int:
     data = _require(data[data["metric"] == metric], fig_id, f"{metric} ({what})")
+    _require(data[data["run"].notna()], fig_id, f"any trained model, {metric} ({what})")
     data, bad = _finite(data)
     _require(data, fig_id, f"finite {metric} ({what})")
     _lines(ax, data, x="t", curves=curves)
@@ -330,7 +381,14 @@ def _multistep_panel(ax, data: pd.DataFrame, fig_id: str, what: str, metric: str
                 color="#B00020")
     ax.set_xlabel("step t")
     ax.set_ylabel(METRIC_LABELS[metric])
+    _integer_x(ax)
     return bad
+
+
+def _integer_x(ax) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def _models_and_baselines(df: pd.DataFrame, testset: str, mode: str | None = None, train_family=None):
@@ -407,28 +465,24 @@ def plot_family_grid(df, settings, fig_id="fig8", size=2.3):
 
 def plot_fig_em(df, settings, fig_id="fig_em"):
     import matplotlib.pyplot as plt
-    import seaborn as sns
 
     testsets = sorted(df["testset"].unique(), key=_n_of)
     _require(pd.DataFrame({"t": testsets}), fig_id, "any test set")
-    n0 = settings.get("n")
+    n0 = points(settings) if ("n_points" in settings or "n" in settings) else None
     main = f"n={n0}" if f"n={n0}" in testsets else testsets[len(testsets) // 2]
     curves = df["curve"].unique()
     figure, axes = plt.subplots(1, 3, figsize=(13, 4.4), squeeze=False)
     sub = _models_and_baselines(df, main, "reembed")
     _multistep_panel(axes[0, 0], sub, fig_id, f"objective at {main}", metric="objective", curves=curves)
-    axes[0, 0].set_yscale("log")
+    _log_y(axes[0, 0])
     axes[0, 0].set_title(f"k-means objective, {main}")
     _multistep_panel(axes[0, 1], sub, fig_id, f"misclustering at {main}", metric="misclustering", curves=curves)
     axes[0, 1].set_title(f"misclustering rate, {main}")
     final = df[(df["metric"] == "misclustering") & (df["mode"].isin(["reembed", "-"]))]
     final = final[final["t"] == final["t"].max()].assign(n=lambda d: d["testset"].map(_n_of))
     final, _ = _finite(_require(final, fig_id, "final misclustering"))
-    order = _order(final["curve"].unique())
     ax = axes[0, 2]
-    sns.lineplot(data=final, x="n", y="value", hue="curve", hue_order=order, style="curve", style_order=order,
-                 palette={c: PALETTE.get(c, "#777777") for c in order}, dashes={c: DASHES.get(c, "") for c in order},
-                 markers={c: "o" for c in order}, estimator="median", errorbar=("pi", 50), legend=False, ax=ax)
+    _lines(ax, final, x="n", curves=curves, markers=True)
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted(final["n"].unique()), [str(v) for v in sorted(final["n"].unique())])
     ax.set_xlabel("points per task n")
@@ -453,7 +507,13 @@ def _contour(ax, figure, a, b, z, label, levels=None, norm=None):
     ax.plot([0], [0], marker="*", color="#FF4040", ms=10, mec="white", mew=0.6)
     ax.set_xlabel("alpha (direction 1)")
     ax.set_ylabel("beta (direction 2)")
-    figure.colorbar(cs, ax=ax, label=label, shrink=0.9)
+    cb = figure.colorbar(cs, ax=ax, label=label, shrink=0.9)
+    if norm is not None and norm.__class__.__name__ == "LogNorm":
+        from matplotlib.ticker import LogLocator, NullLocator
+
+        cb.ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        cb.ax.yaxis.set_minor_locator(NullLocator())
+        cb.ax.yaxis.set_major_formatter(lambda v, pos: f"{v:g}")
 
 
 def plot_fig3(df, settings, fig_id="fig3"):
@@ -507,7 +567,8 @@ def plot_fig5(df, settings, fig_id="fig5"):
         for c, fam in enumerate(fams):
             sub = _require(rows[rows["testset"] == fam], fig_id, f"{m} for {fam}")
             a, b, z = _surface(sub)
-            _contour(axes[r, c], figure, a, b, z, m.replace("_", " "), levels=levels, norm=norm)
+            _contour(axes[r, c], figure, a, b, z, m.replace("_", " "), levels=levels,
+                     norm=None if norm is None else LogNorm(lo, hi))  # one norm per colourbar
             axes[r, c].set_title(f"{fam}: {m.replace('_', ' ')} (max {np.nanmax(z):.3g}, at origin "
                                  f"{_at_origin(a, b, z):.3g})")
     _finish(figure, fig_id, settings, extra="shared colour scale per row; paper: gap <= 0.5 normal, > 5 cauchy")
@@ -535,7 +596,7 @@ def plot_dissimilarity(df, settings, fig_id="fig9"):
     _require(df, fig_id, "any task pair")
     keys, m = emd_matrix(df)
     size = 6.0 if fig_id == "fig9" else 11.0
-    figure, ax = plt.subplots(figsize=(size + 1.2, size + 1.4))
+    figure, ax = plt.subplots(figsize=(size + 1.8, size + 0.5))
     im = ax.imshow(m, cmap="magma_r", interpolation="nearest")
     figure.colorbar(im, ax=ax, label="earth-mover distance", shrink=0.8)
     fams = list(dict.fromkeys(f for f, _ in keys))
@@ -574,12 +635,18 @@ def plot_fig1(df, settings, fig_id="fig1"):
     for ax, (metric, name) in zip(axes.flat, PROFILE_METRICS.items()):
         sub = _require(gain[gain["metric"] == metric], fig_id, name)
         grid = sub.pivot(index="d", columns="k", values="gain").sort_index(ascending=False)
-        sns.heatmap(grid, annot=True, fmt=".2f", cmap="RdBu", center=1.0, ax=ax, cbar_kws={"label": "OH / BN"},
-                    linewidths=0.5, annot_kws={"fontsize": 7})
+        logs = np.log2(grid.where(grid > 0))
+        span = float(np.nanmax(np.abs(logs.to_numpy()))) if np.isfinite(logs.to_numpy()).any() else 1.0
+        span = max(span, 0.1)
+        with warnings.catch_warnings():  # seaborn 0.13 calls a colormap method matplotlib 3.11 deprecates
+            warnings.simplefilter("ignore", PendingDeprecationWarning)
+            sns.heatmap(logs, annot=grid, fmt=".2f", cmap="RdBu", vmin=-span, vmax=span, center=0.0, ax=ax,
+                        cbar_kws={"label": "log2(OH / BN)"}, linewidths=0.5, annot_kws={"fontsize": 7})
         ax.set_title(f"{name}: OH / BN")
         ax.set_xlabel("k")
         ax.set_ylabel("d")
-    _finish(figure, fig_id, settings, extra=f"device {device}; timings: median of the timed repetitions")
+    _finish(figure, fig_id, settings, extra=f"device {device}; times: median of the timed repetitions; colour: "
+            "log2 of the gain (blue: BN better, red: OH better)")
     return figure
 
 

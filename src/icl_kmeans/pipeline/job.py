@@ -17,7 +17,8 @@ def as_list(x) -> list:
 @contextlib.contextmanager
 def job(smk):
     threads = str(max(1, int(getattr(smk, "threads", 1) or 1)))
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # before torch is imported by the job body
+    # torch reads these when the job body imports it; plotting jobs never pay for importing torch.
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = threads
     log = open(smk.log[0], "w", buffering=1) if len(smk.log) else None
     old = sys.stdout, sys.stderr
@@ -29,12 +30,6 @@ def job(smk):
     code = code_version()  # once per job, at its start: the code that runs
     print(f"[{smk.rule}] started; threads={threads}; wildcards={dict(smk.wildcards.items())}", flush=True)
     try:
-        try:
-            import torch
-
-            torch.set_num_threads(int(threads))
-        except ImportError:  # plotting environments have no torch
-            pass
         yield
         write_job_provenance(smk, start, code)  # results/provenance/<output>.json for every output
         print(f"[{smk.rule}] done in {time.time() - start:.1f} s", flush=True)

@@ -26,7 +26,7 @@ DISTRIBUTION_KEYS = ("family", "n", "d", "k", "isotropic", "equal_weights", "sca
 
 def run_config(s: dict, **overrides) -> dict:
     """A full training configuration (TrainConfig fields without the seed)."""
-    cfg = dict(d=4, k=6, embedding="OH", regularizer="L2", tau=0.1, n=s["n"], batch=s["batch"], lr=0.01,
+    cfg = dict(d=4, k=6, embedding="OH", regularizer="L2", tau=0.1, n=s["n_points"], batch=s["batch"], lr=0.01,
                steps=s["steps"], family="normal", isotropic=True, equal_weights=True, scale=0.1,
                eval_every=s["eval_every"], val_batches=s["val_batches"], clip_grad=None, plateau=False,
                gamma=1.0, bias=False, dropout=0.0)
@@ -133,10 +133,10 @@ def build(s: dict) -> Studies:
     L2 = lambda fam="normal": {e: st.add(None, {}, embedding=e, regularizer="L2", family=fam, **base)  # noqa: E731
                                for e in EMBEDDINGS}
     six_models = {f"{e}:{r}": st.add(None, {}, embedding=e, regularizer=r, **base) for e, r in SIX}
-    ev = dict(d=base["d"], k=base["k"], n=s["n"], tasks=s["eval_tasks"], steps=s["eval_steps"])
+    ev = dict(d=base["d"], k=base["k"], n=s["n_points"], tasks=s["eval_tasks"], steps=s["eval_steps"])
 
     def evalset(family="normal", n=None, isotropic=True, equal_weights=True, scale=0.1, tasks=None):
-        return dict(family=family, n=n or s["n"], d=base["d"], k=base["k"], isotropic=isotropic,
+        return dict(family=family, n=n or s["n_points"], d=base["d"], k=base["k"], isotropic=isotropic,
                     equal_weights=equal_weights, scale=scale, tasks=tasks or s["eval_tasks"])
 
     st.evaluations["fig6"] = dict(kind="multistep", models=six_models, modes=["naive", "reembed"],

@@ -46,7 +46,7 @@ MANIFEST_SCHEMA = pa.schema([
 
 KINDS = (  # (prefix under results/, kind), first match wins
     ("tasks/val/", "validation task set"), ("tasks/test/", "test task set"), ("runs/", None),
-    ("metrics/", "training metrics"), ("eval/", "evaluation"), ("tables/table1.", "Table 1"),
+    ("metrics/", "training metrics"), ("eval/", "evaluation"), ("tables/table1.csv", "Table 1"), ("tables/table1.md", "Table 1"),
     ("tables/", "aggregated table"), ("figures/", "figure"),
 )
 HUMAN_DROPPED = ["params", "inputs"]  # long JSON; in the Parquet file only
@@ -133,8 +133,7 @@ def is_current(path: str, known: dict | None, results=RESULTS) -> bool:
     if not known:
         return True
     parts = Path(path).relative_to(results).parts
-    name = Path(path).name
-    stem = name.split(".")[0]
+    stem = Path(path).stem  # ids may hold dots (s0.1): drop only the extension
     if parts[0] == "runs" and len(parts) > 1:
         return parts[1] in known["runs"]
     if parts[0] == "metrics" and len(parts) > 1:

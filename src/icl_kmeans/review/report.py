@@ -15,6 +15,7 @@ import base64
 import datetime as _dt
 import html
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -59,12 +60,18 @@ def _table(df: pd.DataFrame, status_cols=("status",), max_rows: int | None = Non
 
 
 def render_caption(template: str, scale: str, settings: dict, fig: str) -> str:
-    """The figure rule's caption (Jinja, like Snakemake's report) rendered to HTML (reStructuredText)."""
-    import jinja2
+    """The figure rule's caption (Jinja, like Snakemake's report) rendered to HTML (reStructuredText).
+    Without jinja2 (the review conda env has none) `{{ snakemake.params.<name> }}` is substituted; without
+    docutils the text is shown as paragraphs."""
+    params = {"scale": scale, "fig": fig, "settings": settings}
+    try:
+        import jinja2
 
-    ns = {"params": {"scale": scale, "fig": fig, "settings": settings}, "config": settings,
-          "wildcards": {"fig": fig}}
-    text = jinja2.Template(template).render(snakemake=ns)
+        text = jinja2.Template(template).render(snakemake={"params": params, "config": settings,
+                                                           "wildcards": {"fig": fig}})
+    except ImportError:
+        text = re.sub(r"\{\{\s*snakemake\.params\.(\w+)\s*\}\}", lambda m: str(params.get(m.group(1), "")),
+                      template)
     try:
         from docutils.core import publish_parts
 

@@ -1,0 +1,315 @@
+"""Artifact checking (src/icl_kmeans/review) on synthetic data: provenance records, the manifest,
+verification, the claims' rules and the rebuild comparisons. Fast; the end-to-end checks on a real
+smoke run are in test_review_pipeline.py."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from icl_kmeans.review import claims as C
+from icl_kmeans.review import manifest as M
+from icl_kmeans.review import provenance as P
+from icl_kmeans.review.rebuild import compare
+from icl_kmeans.review.verify import verify
+
+
+# ------------------------------------------------------------------------------------ provenance
+def test_code_version_without_git(tmp_path):
+    assert P.code_version(tmp_path) == {"commit": "unknown", "dirty": None, "diff_sha256": None}
+
+
+def test_code_version_with_git(tmp_path):
+    git = ["git", "-C", str(tmp_path), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (tmp_path / "a.txt").write_text("a\n")
+    subprocess.run([*git, "add", "a.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], check=True)
+    clean = P.code_version(tmp_path)
+    assert len(clean["commit"]) == 40 and clean["dirty"] is False and clean["diff_sha256"] is None
+    (tmp_path / "a.txt").write_text("b\n")
+    dirty = P.code_version(tmp_path)
+    assert dirty["commit"] == clean["commit"] and dirty["dirty"] is True and dirty["diff_sha256"]
+
+
+def test_pack_and_seed_mode_give_the_same_config_digest():
+    cfg = {"d": 4, "k": 6, "tau": 0.1}
+    seed_mode = P.output_scope("results/runs/R1/seed7/checkpoint.pt", {"run": "R1", "seed": "7"},
+                               {"config": cfg, "device": "auto"})
+    pack = P.output_scope("results/runs/R1/seed7/checkpoint.pt", {},
+                          {"runs": [["R1", 7], ["R2", 7]], "configs": {"R1": cfg, "R2": {"d": 8}}, "device": "auto"})
+    assert seed_mode["config_digest"] == pack["config_digest"]
+    assert (pack["run"], pack["seed"]) == ("R1", 7)
+    other = P.output_scope("results/runs/R2/seed7/checkpoint.pt", {},
+                           {"runs": [["R1", 7], ["R2", 7]], "configs": {"R1": cfg, "R2": {"d": 8}}, "device": "auto"})
+    assert other["config_digest"] != pack["config_digest"]
+
+
+@pytest.mark.parametrize("path,seed", [("results/tasks/val/normal_n32_s0.1/seed153.pt", 153),
+                                       ("results/metrics/run=R/seed=42/part-0.parquet", 42),
+                                       ("results/tables/fig2.parquet", None)])
+def test_seed_from_path(path, seed):
+    assert P.output_scope(path, {}, {})["seed"] == seed
+
+
+def _results(tmp_path) -> Path:
+    """A tiny results/ tree with provenance sidecars, in tmp_path (the working directory)."""
+    files = {"results/tables/fig2.parquet": b"table", "results/figures/fig2.png": b"png",
+             "results/runs/R/seed1/checkpoint.pt": b"ckpt", "results/tasks/test/T.pt": b"tasks"}
+    for p, data in files.items():
+        Path(p).parent.mkdir(parents=True, exist_ok=True)
+        Path(p).write_bytes(data)
+    P.write_outputs_provenance(list(files), rule="r", wildcards={"fig": "fig2"}, params={"seed": 3, "device": "cpu"},
+                               threads=1, start=0.0, end=1.5, code={"commit": "c" * 40, "dirty": False,
+                                                                    "diff_sha256": None}, inputs=["in.txt"])
+    for p in ("results/logs/x.log", "results/review/report.html", "results/README.md", "results/.hidden",
+              "results/runs/R/seed1/checkpoint.pt.resume"):
+        Path(p).parent.mkdir(parents=True, exist_ok=True)
+        Path(p).write_text("not an artifact")
+    return tmp_path / "results"
+
+
+def test_sidecars_and_manifest(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _results(tmp_path)
+    side = json.loads(Path("results/provenance/runs/R/seed1/checkpoint.pt.json").read_text())
+    assert side["sha256"] == P.sha256_file("results/runs/R/seed1/checkpoint.pt")
+    assert side["seed"] == 1 and side["run"] == "R" and side["inputs"] == ["in.txt"]
+    assert side["device"].startswith("cpu") and side["start"].startswith("1970-01-01T00:00:00")
+    df, meta, problems = M.make("results", settings={"preset": "smoke"}, targets=["results/figures/fig2.png"])
+    assert problems == []
+    assert sorted(df["path"]) == sorted(["results/figures/fig2.png", "results/runs/R/seed1/checkpoint.pt",
+                                         "results/tables/fig2.parquet", "results/tasks/test/T.pt"])
+    back, meta2 = M.read("results")
+    assert meta2["settings"] == {"preset": "smoke"} and meta2["targets"] == ["results/figures/fig2.png"]
+    row = back.set_index("path").loc["results/runs/R/seed1/checkpoint.pt"]
+    assert row["kind"] == "checkpoint" and row["seed"] == 1 and row["rule"] == "r" and row["code_commit"] == "c" * 40
+    assert row["config_digest"] == P.digest(json.loads(row["params"]))
+    tsv = pd.read_csv("results/manifest.tsv", sep="\t")
+    assert len(tsv) == 4 and "sha256" in tsv and "params" not in tsv
+    assert verify(back, meta2, "results") == []
+
+
+def test_manifest_refuses_files_without_or_with_stale_provenance(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _results(tmp_path)
+    Path("results/tables/fig3.parquet").write_bytes(b"no provenance")
+    Path("results/figures/fig2.png").write_bytes(b"edited after its job")
+    with pytest.raises(M.ManifestError) as err:
+        M.make("results", targets=["results/figures/fig9.png"])
+    msg = str(err.value)
+    assert "results/tables/fig3.parquet: no provenance" in msg
+    assert "results/figures/fig2.png: changed after the job" in msg
+    assert "results/figures/fig9.png: target file missing" in msg
+    assert not Path("results/manifest.parquet").exists()
+
+
+def test_verify_names_missing_extra_and_changed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _results(tmp_path)
+    M.make("results", targets=["results/figures/fig2.png"])
+    df, meta = M.read("results")
+    data = bytearray(Path("results/tables/fig2.parquet").read_bytes())
+    data[0] ^= 1  # one byte, same size
+    Path("results/tables/fig2.parquet").write_bytes(bytes(data))
+    os.remove("results/runs/R/seed1/checkpoint.pt")
+    Path("results/figures/extra.png").write_bytes(b"x")
+    found = {(f.kind, f.path) for f in verify(df, meta, "results")}
+    assert found == {("changed", "results/tables/fig2.parquet"), ("missing", "results/runs/R/seed1/checkpoint.pt"),
+                     ("extra", "results/figures/extra.png")}
+
+
+def test_current_marks_other_configurations():
+    known = {"runs": {"R"}, "dists": {"D"}, "testsets": {"T"}, "figs": {"fig2", "table1"}}
+    assert M.is_current("results/runs/R/seed1/checkpoint.pt", known)
+    assert not M.is_current("results/runs/OLD/seed1/checkpoint.pt", known)
+    assert not M.is_current("results/metrics/run=OLD/seed=1/part-0.parquet", known)
+    assert M.is_current("results/tables/table1.csv", known)
+    assert not M.is_current("results/tasks/test/U.pt", known)
+
+
+# ------------------------------------------------------------------------------------ claims
+SEEDS = (1, 2, 3)
+
+
+def _training(fig, cells, curve_value, steps=(0, 10, 20), status=lambda *a: "ok"):
+    """A long training table: cells = list of facet dicts; curve_value(cell, curve, metric, step) -> value."""
+    rows = []
+    for cell in cells:
+        for curve in C.OH_BN + C.NA:
+            e, r = curve.split(":")
+            for seed in SEEDS:
+                for step in steps:
+                    for metric in ("train_loss", "rel_val_loss"):
+                        rows.append(dict(figure=fig, **cell, curve=curve, embedding=e, regularizer=r, run=f"{curve}{cell}",
+                                         seed=seed, status=status(cell, curve, seed), diverged_step=None, step=step,
+                                         metric=metric, value=curve_value(cell, curve, metric, step)))
+    return pd.DataFrame(rows)
+
+
+def _multistep(fig, testsets, model_value, lloyd_value, modes=("naive", "reembed"), families=(None,), T=3):
+    rows = []
+    for ts in testsets:
+        for fam in families:
+            for curve in C.OH_BN + C.NA:
+                for seed in SEEDS:
+                    for mode in modes:
+                        for t in range(T + 1):
+                            rows.append(dict(figure=fig, testset=ts, curve=curve, train_family=fam, run="r", seed=seed,
+                                             mode=mode, t=t, metric="log_objective",
+                                             value=model_value(ts, fam, curve, mode, t)))
+        for t in range(T + 1):
+            rows.append(dict(figure=fig, testset=ts, curve="Lloyd", train_family=None, run=None, seed=None, mode="-",
+                             t=t, metric="log_objective", value=lloyd_value(ts, t)))
+    return pd.DataFrame(rows)
+
+
+def _profile(fig, ds, ks, fwd, lighter_bn=True):
+    rows = []
+    for d in ds:
+        for k in ks:
+            for e in ("OH", "BN"):
+                vals = {"forward_train_ms": fwd(d, k, e), "backward_ms": fwd(d, k, e) * 2,
+                        "peak_memory_mb": 100.0 + ((e == "OH") == lighter_bn) * k,
+                        "forward_eval_ms": fwd(d, k, e) / 2,
+                        "extra_dims": float(k if e == "OH" else math.ceil(math.log2(k)))}
+                rows += [dict(figure=fig, d=d, k=k, embedding=e, metric=m, value=v, device="cpu") for m, v in vals.items()]
+    return pd.DataFrame(rows)
+
+
+def _landscape(gaps: dict):
+    rows = []
+    for fam, g in gaps.items():
+        for a in (-1.0, 0.0, 1.0):
+            rows.append(dict(figure="fig5", testset=fam, curve="OH:L2", train_family=fam, d=32, run="r", seed=1,
+                             alpha=a, beta=0.0, metric="gap_max", value=g * (1 + a) / 2))
+    return pd.DataFrame(rows)
+
+
+def _write_tables(root: Path, tables: dict) -> Path:
+    (root / "tables").mkdir(parents=True, exist_ok=True)
+    for fig, df in tables.items():
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), root / "tables" / f"{fig}.parquet")
+    return root
+
+
+def _paper_like(good: bool) -> dict:
+    """Tables on which every claim holds (good) or fails (not good)."""
+    def rel(cell, curve, metric, step):
+        emb, reg = curve.split(":")
+        if metric == "train_loss":
+            base = 10.0 - step / 10 - (0.5 if (reg == "L2") == good else 0)
+            return base
+        if emb == "NA":
+            return 1.2 if good else 0.8
+        # OH reaches 1 by step 10 at d = 4, BN only at step 20; at d = 32 both at step 10
+        if emb == "BN" and cell["d"] == 4 and good:
+            return 1.5 if step < 20 else 0.9
+        return 1.5 if step < 10 else (0.9 if good else 1.1)
+
+    fig10 = _training("fig10", [dict(d=d, tau=t) for d in (4, 32) for t in (1.0, 0.1)], rel)
+    fig14 = _training("fig14", [dict(d=d, tau=t) for d in (4, 32) for t in (0.25, 0.1)], rel)
+    fig15 = _training("fig15", [dict(k=25, d=32, tau=0.1)], rel,
+                      status=lambda cell, curve, seed: "diverged" if good and curve == "OH:L2" and seed == 1 else "ok")
+
+    def model6(ts, fam, curve, mode, t):
+        if mode == "naive":
+            return [1.0, 0.5, 0.8, 2.0][t] if good else [1.0, 0.5, 0.4, 0.3][t]
+        return 1.0 - 0.2 * t if good else 1.0 + 0.2 * t
+
+    fig6 = _multistep("fig6", ["normal"], model6, lambda ts, t: 1.0 - 0.1 * t if good else 0.0 - t)
+    fig8 = _multistep("fig8", ["normal", "cauchy"], lambda ts, fam, curve, mode, t: 1.0 - 0.1 * t,
+                      lambda ts, t: -5.0 if good else 5.0, modes=("reembed",), families=("normal", "cauchy"))
+    table1 = _profile("table1", [32], [6, 25, 400], lambda d, k, e: (k if e == "OH" else 20.0) if good
+                      else (1.0 if e == "OH" else k / 100), lighter_bn=good)
+    fig1 = _profile("fig1", [4, 16], [10, 100], lambda d, k, e: (k if e == "OH" else 20.0) if good else 1.0)
+    fig5 = _landscape({"normal": 0.4, "cauchy": 8.0} if good else {"normal": 1.0, "cauchy": 2.0})
+    return dict(fig10=fig10, fig14=fig14, fig15=fig15, fig6=fig6, fig8=fig8, table1=table1, fig1=fig1, fig5=fig5)
+
+
+def test_every_claim_passes_on_paper_like_tables(tmp_path):
+    root = _write_tables(tmp_path / "results", _paper_like(True))
+    df = C.check(root, {"n": 512})
+    bad = df[df["status"] != C.PASS]
+    assert bad.empty, bad[["id", "status", "measured", "detail"]].to_string()
+    assert len(df) == len(C.CLAIMS) and df["id"].is_unique
+
+
+def test_every_claim_fails_on_contrary_tables(tmp_path):
+    root = _write_tables(tmp_path / "results", _paper_like(False))
+    df = C.check(root, {"n": 512}).set_index("id")
+    passing = df[df["status"] != C.FAIL]
+    # 8a (extra dimensions) is arithmetic and holds on any table written by the profiler
+    assert list(passing.index) == ["8a"], passing[["status", "measured", "detail"]].to_string()
+
+
+def test_not_run_when_the_preset_lacks_the_data(tmp_path):
+    tables = _paper_like(True)
+    tables["table1"] = _profile("table1", [32], [6, 25], lambda d, k, e: k if e == "OH" else 20.0)
+    del tables["fig14"]
+    df = C.check(_write_tables(tmp_path / "results", tables), {"n": 32}).set_index("id")
+    for cid in ("6a", "6b", "6c", "3a", "3b", "7a", "7b"):
+        assert df.loc[cid, "status"] == C.NOT_RUN, cid
+    assert "k >= 4 x d = 128" in df.loc["6a", "detail"] and "fig14" in df.loc["3a", "detail"]
+    assert df.loc["7c", "status"] == C.PASS and df.loc["8b", "status"] == C.PASS  # k=6: 6 ms vs 20 ms: 0.3x
+
+
+def test_a_broken_table_is_an_error_not_a_finding(tmp_path):
+    tables = _paper_like(True)
+    tables["fig6"] = tables["fig6"].drop(columns=["mode"])
+    df = C.check(_write_tables(tmp_path / "results", tables), {"n": 512}).set_index("id")
+    assert (df.loc[["5a", "5b", "5c"], "status"] == C.ERROR).all()
+
+
+def test_thresholds_are_constants_of_the_module():
+    import inspect
+
+    src = inspect.getsource(C)
+    for name in ("REL_VAL_ONE", "CLAIM2_MIN_FRACTION", "CONVERGED_REL_VAL", "K_OVER_D", "GAP_NORMAL_MAX",
+                 "GAP_CAUCHY_MIN", "GAP_RATIO_MIN", "DIVERGE_MIN_SEEDS"):
+        assert f"\n{name} = " in src
+
+
+# ------------------------------------------------------------------------------------ comparisons
+def _png(path, arr):
+    from PIL import Image
+
+    Image.fromarray(arr.astype(np.uint8)).save(path)
+
+
+def test_png_comparison(tmp_path):
+    a = np.full((50, 80, 3), 255)
+    _png(tmp_path / "a.png", a)
+    _png(tmp_path / "same.png", a)
+    b = a.copy()
+    b[0, 0] = 0  # one pixel of 4000: 0.025% -> within tolerance
+    _png(tmp_path / "b.png", b)
+    c = a.copy()
+    c[10:20, 10:20] = 0
+    _png(tmp_path / "c.png", c)
+    assert compare(tmp_path / "a.png", tmp_path / "same.png", [], False)[0] == "identical"
+    assert compare(tmp_path / "a.png", tmp_path / "b.png", [], False)[0] == "pixel-equal"
+    assert compare(tmp_path / "a.png", tmp_path / "c.png", [], False)[0] == "differs"
+    assert compare(tmp_path / "a.png", tmp_path / "nope.png", [], False)[0] == "missing"
+
+
+def test_pdf_and_csv_comparison(tmp_path):
+    (tmp_path / "a.pdf").write_bytes(b"%PDF a")
+    (tmp_path / "b.pdf").write_bytes(b"%PDF b")
+    assert compare(tmp_path / "a.pdf", tmp_path / "b.pdf", [], True)[0] == "differs"
+    assert compare(tmp_path / "a.pdf", tmp_path / "b.pdf", ["matplotlib 1 (now 2)"], True)[0] == "env-differs"
+    assert compare(tmp_path / "a.pdf", tmp_path / "b.pdf", ["matplotlib 1 (now 2)"], False)[0] == "differs"
+    (tmp_path / "a.csv").write_text("k,x,device\n6,1.0,cpu\n")
+    (tmp_path / "b.csv").write_text("k,x,device\n6,1.00000000000001,cpu\n")
+    (tmp_path / "c.csv").write_text("k,x,device\n6,1.1,cpu\n")
+    assert compare(tmp_path / "a.csv", tmp_path / "b.csv", [], False)[0] == "numeric-equal"
+    assert compare(tmp_path / "a.csv", tmp_path / "c.csv", [], False)[0] == "differs"

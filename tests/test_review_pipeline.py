@@ -1,0 +1,203 @@
+"""`snakemake review` and `snakemake bundle` on a real smoke run (marker: pipeline).
+
+The smoke preset runs once per test session (fixture smoke_repo), in a git repository made from this
+working tree (tracked and untracked files that git does not ignore, committed, so provenance records a
+real commit); each test that changes something works on its own copy of that repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from icl_kmeans.review.claims import CLAIMS, ERROR
+
+pytestmark = pytest.mark.pipeline
+REPO = Path(__file__).resolve().parents[1]
+GIT = ["git", "-c", "user.email=review@test", "-c", "user.name=review-test", "-c", "init.defaultBranch=main"]
+
+
+def _git(cwd, *args):
+    return subprocess.run([*GIT, *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def snakemake(cwd, *args, timeout=900) -> subprocess.CompletedProcess:
+    # Every job imports icl_kmeans from the checkout it runs in (not from an editable install elsewhere).
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(cwd) / "src"), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def _snapshot(dest: Path) -> Path:
+    """The working tree as a fresh one-commit git repository (no results/, nothing git ignores)."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, check=True,
+                            capture_output=True).stdout.decode().split("\0")
+    dest.mkdir(parents=True)
+    for rel in filter(None, listed):
+        src = REPO / rel
+        if src.is_file() and not rel.startswith("results/"):
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    _git(dest, "init", "-q")
+    _git(dest, "add", "-A")
+    _git(dest, "commit", "-qm", "snapshot for the review tests")
+    return dest
+
+
+@pytest.fixture(scope="session")
+def smoke_repo(tmp_path_factory):
+    repo = _snapshot(tmp_path_factory.mktemp("review") / "repo")
+    proc = snakemake(repo, "--cores", "2", "--config", "preset=smoke")
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    return repo
+
+
+@pytest.fixture
+def copy_of(smoke_repo, tmp_path):
+    def make(name="copy"):
+        dest = tmp_path / name
+        shutil.copytree(smoke_repo, dest, symlinks=True)
+        return dest
+
+    return make
+
+
+def review(repo) -> subprocess.CompletedProcess:
+    return snakemake(repo, "--cores", "2", "review")
+
+
+def _jobs_run(proc) -> set[str]:
+    """Rule names of the jobs Snakemake ran (from its 'rule <name>:' / 'localrule <name>:' lines)."""
+    out = proc.stdout + proc.stderr
+    return {line.split()[1].rstrip(":") for line in out.splitlines() if line.startswith(("rule ", "localrule "))}
+
+
+def test_smoke_run_writes_the_manifest(smoke_repo):
+    m = pd.read_parquet(smoke_repo / "results/manifest.parquet")
+    kinds = set(m["kind"])
+    for kind in ("checkpoint", "training metrics", "validation task set", "test task set", "evaluation",
+                 "aggregated table", "figure", "Table 1", "run record"):
+        assert kind in kinds, kind
+    assert m["rule"].notna().all() and m["sha256"].str.len().eq(64).all()
+    assert (m["code_dirty"] == False).all() and m["code_commit"].nunique() == 1  # noqa: E712
+    assert m["device"].str.startswith(("cpu", "cuda")).all()
+    assert m.loc[m["kind"] == "checkpoint", "seed"].notna().all()
+    assert not m["path"].str.startswith(("results/logs/", "results/provenance/")).any()
+    meta = json.loads((smoke_repo / "results/manifest.json").read_text())
+    assert meta["settings"]["preset"] == "smoke"
+    assert set(meta["targets"]) <= set(m["path"])
+
+
+def test_review_passes_on_an_untouched_smoke_run(smoke_repo):
+    proc = review(smoke_repo)
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    assert "REVIEW PASSED" in proc.stderr
+    assert _jobs_run(proc) == {"review"}
+    out = smoke_repo / "results/review"
+    claims = pd.read_csv(out / "claims.csv")
+    assert list(claims["id"]) == [c.id for c, _ in CLAIMS]
+    assert set(claims["status"]) <= {"PASS", "FAIL", "NOT-RUN"} and ERROR not in set(claims["status"])
+    assert claims.set_index("id").loc["6a", "status"] == "NOT-RUN"  # smoke's Table 1 stops at k = 25 < 4 d
+    integrity = pd.read_csv(out / "integrity.tsv", sep="\t")
+    assert set(integrity["status"]) == {"identical"}  # same machine: every rebuilt file byte-equal
+    html = (out / "report.html").read_text()
+    assert "INTEGRITY VERIFIED" in html and html.count("data:image/png;base64,") == 20
+    # the review target runs every time it is asked for (no outputs)
+    again = review(smoke_repo)
+    assert again.returncode == 0 and _jobs_run(again) == {"review"}
+
+
+def _fails_naming(proc, kind, path):
+    assert proc.returncode != 0, "review passed on tampered results"
+    lines = [line for line in proc.stderr.splitlines() if path in line]
+    assert any(kind in line for line in lines), f"no {kind} line for {path}:\n{proc.stderr[-4000:]}"
+
+
+def test_one_byte_of_one_table_fails_the_review(copy_of):
+    repo = copy_of()
+    table = repo / "results/tables/fig6.parquet"
+    data = bytearray(table.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    table.write_bytes(bytes(data))
+    proc = review(repo)
+    _fails_naming(proc, "CHANGED", "results/tables/fig6.parquet")
+    assert "REVIEW FAILED" in proc.stderr
+
+
+def test_a_deleted_checkpoint_fails_the_review_and_is_not_retrained(copy_of):
+    repo = copy_of()
+    ckpt = sorted((repo / "results/runs").glob("*/seed*/checkpoint.pt"))[0]
+    rel = ckpt.relative_to(repo).as_posix()
+    ckpt.unlink()
+    proc = review(repo)
+    _fails_naming(proc, "MISSING", rel)
+    assert _jobs_run(proc) == {"review"} and not ckpt.exists()
+
+
+def test_an_edited_figure_fails_the_review(copy_of):
+    from PIL import Image
+
+    repo = copy_of()
+    png = repo / "results/figures/fig2.png"
+    img = Image.open(png).convert("RGBA")
+    img.putpixel((5, 5), (255, 0, 0, 255))
+    img.save(png)
+    proc = review(repo)
+    _fails_naming(proc, "CHANGED", "results/figures/fig2.png")
+
+
+def test_a_rebuilt_figure_that_differs_fails_the_review(copy_of):
+    """A table and figure that were swapped consistently (manifest rewritten to match) are still caught:
+    the figure does not follow from its table."""
+    from icl_kmeans.review import manifest as M
+
+    repo = copy_of()
+    shutil.copy(repo / "results/figures/fig10.png", repo / "results/figures/fig2.png")
+    side = repo / "results/provenance/figures/fig2.png.json"
+    rec = json.loads(side.read_text())
+    from icl_kmeans.review.provenance import sha256_file
+
+    rec["sha256"] = sha256_file(repo / "results/figures/fig2.png")
+    rec["size"] = (repo / "results/figures/fig2.png").stat().st_size
+    side.write_text(json.dumps(rec))
+    meta = json.loads((repo / "results/manifest.json").read_text())
+    cwd = os.getcwd()
+    os.chdir(repo)
+    try:
+        M.make("results", settings=meta["settings"], targets=meta["targets"])
+    finally:
+        os.chdir(cwd)
+    proc = review(repo)
+    _fails_naming(proc, "REBUILD", "results/figures/fig2.png")
+
+
+def test_bundle_round_trip_in_a_fresh_clone(copy_of, tmp_path):
+    repo = copy_of("made")
+    proc = snakemake(repo, "--cores", "2", "--config", "preset=smoke", "bundle")  # the run's own config
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    assert _jobs_run(proc) == {"bundle"}  # nothing upstream reran
+    bundle = repo / "results/bundle.tar.gz"
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "-q", str(repo), str(clone))
+    assert not (clone / "results/manifest.parquet").exists()
+    # without results, review fails at once instead of training anything
+    bare = review(clone)
+    assert bare.returncode != 0 and _jobs_run(bare) == {"review"} and "manifest.parquet is missing" in bare.stderr
+    assert not (clone / "results/runs").exists()
+    shutil.rmtree(clone / "results/review", ignore_errors=True)
+    shutil.rmtree(clone / "results/logs", ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "icl_kmeans.review", "unpack", str(bundle), str(clone)], check=True)
+    info = json.loads((clone / "results/bundle_info/BUNDLE.json").read_text())
+    assert info["preset"] == "smoke" and (clone / "results/bundle_info/envs/torch.yaml").is_file()
+    assert (clone / "results/bundle_info/pyproject.toml").is_file()
+    proc = review(clone)
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    assert "REVIEW PASSED" in proc.stderr and info["manifest_sha256"] in proc.stderr
+    assert _git(clone, "status", "--porcelain", "--untracked-files=all") == ""  # the clone's code is untouched
