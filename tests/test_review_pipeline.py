@@ -180,7 +180,7 @@ def test_a_rebuilt_figure_that_differs_fails_the_review(copy_of):
 
 def test_bundle_round_trip_in_a_fresh_clone(copy_of, tmp_path):
     repo = copy_of("made")
-    proc = snakemake(repo, "--cores", "2", "--config", "preset=smoke", "bundle")  # the run's own config
+    proc = snakemake(repo, "bundle", "--cores", "2", "--config", "preset=smoke")  # the run's own config
     assert proc.returncode == 0, proc.stderr[-6000:]
     assert _jobs_run(proc) == {"bundle"}  # nothing upstream reran
     bundle = repo / "results/bundle.tar.gz"

@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 import torch
 
-import icl_kmeans.train as train_module
+import icl_kmeans.training as train_module
 from icl_kmeans import TrainConfig, train
-from icl_kmeans.train import METRIC_COLUMNS, load_checkpoint
+from icl_kmeans.training import METRIC_COLUMNS, load_checkpoint
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 

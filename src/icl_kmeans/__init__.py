@@ -19,7 +19,7 @@ _EXPORTS = {
     "lloyd": "baselines", "em": "baselines",
     "kmeans_objective": "losses", "smoothed_kmeans_loss": "losses", "sparsemax": "losses",
     "misclustering_rate": "losses",
-    "TrainConfig": "train", "train": "train", "load_checkpoint": "train", "TrainResult": "train",
+    "TrainConfig": "training", "train": "training", "load_checkpoint": "training", "TrainResult": "training",
 }
 
 __all__ = sorted(_EXPORTS)

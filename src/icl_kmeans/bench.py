@@ -2,9 +2,10 @@
 
 Prints one table with
 1. the time of one training step (task sampling + forward + backward + Adam step) for the six
-   configurations {OH, BN, NA} x {NE, L2}, median over timed repeats after warm-up, and the same
-   step done the straightforward way (a Python loop sampling one task at a time, `torch.cdist`
-   attention) for OH:NE, measured in the same run so that the ratio is meaningful;
+   configurations {OH, BN, NA} x {NE, L2}, median (and minimum) over timed repeats after warm-up,
+   and the same step done the straightforward way (a Python loop sampling one task at a time,
+   `torch.cdist` attention) for OH:NE. The variants of a section run interleaved, one call of
+   each per round, so that their ratios hold even when other processes load the machine;
 2. the speed ratio of the fused (memory-linear) attention against the materialised n x n one;
 3. the peak resident memory of a fresh process that runs re-embedded clustering (2 steps, no grad)
    of one task with n = 65536 points, against the 4 GB target (an n x n float32 matrix is 17 GB).
@@ -31,7 +32,7 @@ TARGET_PEAK_GB = 4.0
 
 
 class Timing(tuple):
-    """(median, minimum) milliseconds over the timed repeats; compares and formats by the median."""
+    """(median, minimum) milliseconds over the timed repeats."""
 
     def __new__(cls, times_s):
         ms = sorted(1e3 * t for t in times_s)
@@ -41,15 +42,19 @@ class Timing(tuple):
     min = property(lambda self: self[1])
 
 
-def _median_ms(fn, repeats: int, warmup: int) -> Timing:
-    for _ in range(warmup):
-        fn()
-    times = []
+def time_round_robin(fns: dict, repeats: int, warmup: int) -> dict:
+    """Times each callable `repeats` times, interleaved (one call of each per round) after `warmup`
+    untimed calls each, so that a load that comes and goes affects all of them alike."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    times = {name: [] for name in fns}
     for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return Timing(times)
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    return {name: Timing(ts) for name, ts in times.items()}
 
 
 def loop_sample_tasks(batch: int, n: int, d: int, k: int, generator: torch.Generator, scale: float = 0.1):
@@ -87,9 +92,9 @@ def _straightforward_attention():
         model_mod.distance_attention = saved
 
 
-def step_time(embedding: str, regularizer: str, d: int, k: int, n: int, batch: int, repeats: int, warmup: int,
-              tau: float = 0.1, fused: bool = True, straightforward: bool = False) -> float:
-    """Median milliseconds of one training step as train() does it (fresh tasks each step)."""
+def make_step(embedding: str, regularizer: str, d: int, k: int, n: int, batch: int, tau: float = 0.1,
+              fused: bool = True, straightforward: bool = False):
+    """One training step as train() does it: fresh tasks, forward, smoothed loss, backward, Adam."""
     from .losses import smoothed_kmeans_loss
     from .model import ClusterTransformer
     from .tasks import sample_tasks
@@ -101,22 +106,21 @@ def step_time(embedding: str, regularizer: str, d: int, k: int, n: int, batch: i
 
     def one_step():
         g = torch.Generator().manual_seed(next(counter))
-        if straightforward:
-            X, C = loop_sample_tasks(batch, n, d, k, g)
-        else:
-            tasks = sample_tasks(batch, n, d, k, generator=g)
-            X, C = tasks.X, tasks.C
-        loss = smoothed_kmeans_loss(X, model(X, C), tau, regularizer).mean()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        with _straightforward_attention() if straightforward else contextlib.nullcontext():
+            if straightforward:
+                X, C = loop_sample_tasks(batch, n, d, k, g)
+            else:
+                tasks = sample_tasks(batch, n, d, k, generator=g)
+                X, C = tasks.X, tasks.C
+            loss = smoothed_kmeans_loss(X, model(X, C), tau, regularizer).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
 
-    ctx = _straightforward_attention() if straightforward else contextlib.nullcontext()
-    with ctx:
-        return _median_ms(one_step, repeats, warmup)
+    return one_step
 
 
-def sampling_time(d, k, n, batch, repeats, warmup, straightforward=False) -> Timing:
+def make_sampler(d, k, n, batch, straightforward=False):
     from .tasks import sample_tasks
 
     counter = iter(range(10**9))
@@ -128,11 +132,11 @@ def sampling_time(d, k, n, batch, repeats, warmup, straightforward=False) -> Tim
         else:
             sample_tasks(batch, n, d, k, generator=g)
 
-    return _median_ms(one, repeats, warmup)
+    return one
 
 
-def forward_time(d, k, n, batch, repeats, warmup, fused: bool) -> Timing:
-    """Median ms of one eval-mode forward (no grad) of OH on a fixed batch."""
+def make_forward(d, k, n, batch, fused: bool):
+    """One eval-mode forward (no grad) of OH on a fixed batch."""
     from .model import ClusterTransformer
     from .tasks import sample_tasks
 
@@ -144,7 +148,7 @@ def forward_time(d, k, n, batch, repeats, warmup, fused: bool) -> Timing:
         with torch.no_grad():
             model(tasks.X, tasks.C)
 
-    return _median_ms(one, repeats, warmup)
+    return one
 
 
 def _peak_rss_bytes() -> int:
@@ -236,33 +240,33 @@ def main(argv=None) -> int:
         return f"x{slow.median / fast.median:.2f} (min x{slow.min / fast.min:.2f})"
 
     if "steps" not in a.skip:
-        print("1. training step (sample + forward + backward + Adam), ms")
-        samp = sampling_time(a.d, a.k, a.n, a.batch, repeats, warmup)
-        row("sample_tasks", samp, "ms")
-        oh_ne = None
-        for emb, reg in CONFIGS:
-            ms = step_time(emb, reg, repeats=repeats, warmup=warmup, **shape)
-            note = ""
-            if (emb, reg) == ("OH", "NE"):
-                oh_ne = ms
-                note = f"target <= {TARGET_STEP_MS:.0f} ms: {'met' if ms.median <= TARGET_STEP_MS else 'MISSED'}"
-            row(f"step {emb}:{reg}", ms, "ms", note)
+        print("1. training step (sample + forward + backward + Adam), all variants interleaved")
+        fns = {"sample_tasks": make_sampler(a.d, a.k, a.n, a.batch)}
+        fns.update({f"step {e}:{r}": make_step(e, r, **shape) for e, r in CONFIGS})
         if "straightforward" not in a.skip:
-            sr = max(3, repeats // 4)
-            loop = sampling_time(a.d, a.k, a.n, a.batch, sr, 1, straightforward=True)
-            row("straightforward sampler (per-task loop)", loop, "ms", f"sample_tasks faster {ratio(loop, samp)}")
-            ms = step_time("OH", "NE", repeats=sr, warmup=1, straightforward=True, **shape)
-            row("straightforward step OH:NE (loop + cdist)", ms, "ms", f"step OH:NE faster {ratio(ms, oh_ne)}")
+            fns["straightforward sampler (per-task loop)"] = make_sampler(a.d, a.k, a.n, a.batch, straightforward=True)
+            fns["straightforward step OH:NE (loop + cdist)"] = make_step("OH", "NE", straightforward=True, **shape)
+        t = time_round_robin(fns, repeats, warmup)
+        for name, ms in t.items():
+            note = ""
+            if name == "step OH:NE":
+                note = f"target <= {TARGET_STEP_MS:.0f} ms: {'met' if ms.median <= TARGET_STEP_MS else 'MISSED'}"
+            elif name.startswith("straightforward sampler"):
+                note = f"sample_tasks faster {ratio(ms, t['sample_tasks'])}"
+            elif name.startswith("straightforward step"):
+                note = f"step OH:NE faster {ratio(ms, t['step OH:NE'])}"
+            row(name, ms, "ms", note)
     if "fused" not in a.skip:
-        print(f"2. fused (memory-linear) vs materialised attention, n={a.n}, ms")
-        f_step = step_time("OH", "NE", repeats=repeats, warmup=warmup, fused=True, **shape)
-        m_step = step_time("OH", "NE", repeats=repeats, warmup=warmup, fused=False, **shape)
-        row("train step OH:NE fused", f_step, "ms")
-        row("train step OH:NE materialised", m_step, "ms", f"fused faster {ratio(m_step, f_step)}")
-        f_fwd = forward_time(a.d, a.k, a.n, a.batch, repeats, warmup, fused=True)
-        m_fwd = forward_time(a.d, a.k, a.n, a.batch, repeats, warmup, fused=False)
-        row("eval forward OH fused", f_fwd, "ms")
-        row("eval forward OH materialised", m_fwd, "ms", f"fused faster {ratio(m_fwd, f_fwd)}")
+        print(f"2. fused (memory-linear) vs materialised attention, OH, n={a.n}, interleaved")
+        t = time_round_robin({
+            "train step OH:NE fused": make_step("OH", "NE", fused=True, **shape),
+            "train step OH:NE materialised": make_step("OH", "NE", fused=False, **shape),
+            "eval forward OH fused": make_forward(a.d, a.k, a.n, a.batch, fused=True),
+            "eval forward OH materialised": make_forward(a.d, a.k, a.n, a.batch, fused=False),
+        }, repeats, warmup)
+        for name, ms in t.items():
+            fused_name = name.replace("materialised", "fused")
+            row(name, ms, "ms", f"fused faster {ratio(ms, t[fused_name])}" if name != fused_name else "")
     if "memory" not in a.skip:
         print(f"3. memory: re-embedded clustering, 2 steps, one task n={mem_n} d={a.d} k={a.k}, fresh process")
         dense_gb = mem_n * mem_n * 4 / 1e9

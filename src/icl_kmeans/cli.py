@@ -9,7 +9,7 @@ import sys
 
 
 def _train_parser(sub) -> None:
-    from .train import TrainConfig
+    from .training import TrainConfig
 
     p = sub.add_parser("train", help="train one model (SPEC 7) and print its relative validation loss",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -31,7 +31,7 @@ def _train_parser(sub) -> None:
 def _train(args) -> int:
     import torch
 
-    from .train import TrainConfig, train
+    from .training import TrainConfig, train
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -32,7 +32,7 @@ from .embeddings import EMBEDDINGS, code_width
 from .losses import smoothed_kmeans_loss
 from .model import ClusterTransformer
 from .tasks import sample_tasks
-from .train import resolve_device
+from .training import resolve_device
 
 METRICS = ("forward_train_ms", "backward_ms", "peak_memory_mb", "forward_eval_ms", "extra_dims")
 GRID_COLUMNS = ["d", "k", "embedding", "metric", "value"]

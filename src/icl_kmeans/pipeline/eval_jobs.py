@@ -7,7 +7,7 @@ import pandas as pd
 import pyarrow as pa
 from tqdm.auto import tqdm
 
-from ..train import model_from_checkpoint, resolve_device
+from ..training import model_from_checkpoint, resolve_device
 from .jobs import write_parquet
 from .taskfiles import load_tasks
 

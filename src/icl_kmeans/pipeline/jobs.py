@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
-from ..train import TrainConfig, atomic_save, load_checkpoint, resolve_device, train
+from ..training import TrainConfig, atomic_save, load_checkpoint, resolve_device, train
 from .taskfiles import load_tasks
 
 METRICS_SCHEMA = pa.schema([("step", pa.int64()), ("train_loss", pa.float64()), ("rel_val_loss", pa.float64()),

@@ -7,7 +7,7 @@ from pathlib import Path
 import torch
 
 from ..tasks import TaskBatch, sample_tasks
-from ..train import TrainConfig, atomic_save, validation_tasks
+from ..training import TrainConfig, atomic_save, validation_tasks
 
 FIELDS = ("X", "C", "labels", "locations", "scales", "weights")
 

@@ -14,7 +14,8 @@ Writes under results/review/ (excluded from the manifest):
     report.html        the self-contained report
     claims.csv, claims.md   the claims table
     integrity.tsv      every manifest finding and rebuild comparison (status, path, detail)
-    rebuild/           the rebuilt figures and Table 1
+    rebuild/           the rebuilt figures and Table 1 (a drawing is reused while its table, the plotting
+                       code, the settings and the package versions are unchanged; see rebuild.py)
 """
 
 from __future__ import annotations
@@ -70,7 +71,10 @@ def run_review(results=RESULTS, out=None, captions="workflow/report", workers: i
     echo(f"verify: {len(findings)} mismatches against the manifest")
     comparisons = rebuild(manifest, meta, out / "rebuild", results=results, workers=workers)
     bad = [c for c in comparisons if not c.ok]
-    echo(f"rebuild: {len(comparisons)} files compared, {len(bad)} differ")
+    n_cached = len({c.target for c in comparisons if c.cached})
+    echo(f"rebuild: {len(comparisons)} files compared, {len(bad)} differ"
+         + (f" ({n_cached} targets' drawings reused from {out / 'rebuild'}: same table, code, settings)"
+            if n_cached else ""))
     claims = _claims.check(results, meta.get("settings", {}))
     claims.to_csv(out / "claims.csv", index=False)
     (out / "claims.md").write_text(claims_markdown(claims))
@@ -92,7 +96,8 @@ def run_review(results=RESULTS, out=None, captions="workflow/report", workers: i
     for n in notes:
         echo(f"note: {n}")
     if ok:
-        echo(f"REVIEW PASSED: every artifact matches the manifest and every figure was rebuilt; report: {report}")
+        echo(f"REVIEW PASSED: every artifact matches the manifest; every figure and Table 1 follows from its table; "
+             f"report: {report}")
     else:
         echo(f"REVIEW FAILED ({len(problems)} integrity problems):")
         for p in problems:

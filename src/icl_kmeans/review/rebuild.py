@@ -17,6 +17,12 @@ Comparison of each rebuilt file with the shipped one:
                     renderer difference, not a content difference (a note, not a failure)
     differs         anything else: fails the review
     missing         the shipped file or its table is missing: fails the review
+
+Drawings are cached in the scratch folder (cache.json): a target is drawn again only when its key --
+the sha256 of its table, of the plotting code (pipeline/figures.py, pipeline/table1.py), the settings
+and the versions of the plotting packages -- changed, or a cached file no longer has the sha256 it was
+written with. The comparison with the shipped files is never cached. Delete results/review/ (or pass
+cache=False) to draw everything again.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .provenance import RESULTS, digest, package_versions
+from .provenance import RESULTS, digest, package_versions, sha256_file
 
 PNG_PIXEL_TOL = 0.1
 PNG_MAX_BAD_FRACTION = 0.001
@@ -46,6 +52,7 @@ class Comparison:
     rebuilt: str
     status: str
     detail: str = ""
+    cached: bool = False
 
     @property
     def ok(self) -> bool:
@@ -146,13 +153,39 @@ def compare(shipped: Path, rebuilt: Path, env: list[str], partner_ok: bool) -> t
     return "differs", "bytes differ" + ("" if env else " with the same package versions as recorded")
 
 
-def rebuild(manifest: pd.DataFrame, meta: dict, scratch, results=RESULTS, workers: int = 1) -> list[Comparison]:
+CACHE = "cache.json"
+
+
+def _code_digest() -> str:
+    here = Path(__file__).resolve().parents[1] / "pipeline"
+    return digest({name: sha256_file(here / name) for name in ("figures.py", "table1.py")})
+
+
+def _load_cache(scratch: Path) -> dict:
+    try:
+        return json.loads((scratch / CACHE).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _cache_hit(entry: dict | None, key: str) -> bool:
+    if not entry or entry.get("key") != key:
+        return False
+    return all(Path(f).is_file() and sha256_file(f) == sha for f, sha in entry.get("files", {}).items())
+
+
+def rebuild(manifest: pd.DataFrame, meta: dict, scratch, results=RESULTS, workers: int = 1,
+            cache: bool = True) -> list[Comparison]:
     """Rebuilds every figure and Table 1 listed in the manifest into `scratch` and compares."""
     scratch = Path(scratch)
-    if scratch.exists():
+    if not cache and scratch.exists():
         shutil.rmtree(scratch)
+    scratch.mkdir(parents=True, exist_ok=True)
+    old_cache = _load_cache(scratch) if cache else {}
+    code = _code_digest()
+    plot_versions = {k: v for k, v in package_versions().items() if k in PLOT_PACKAGES}
     settings = meta.get("settings", {})
-    jobs, comparisons = [], []
+    jobs, comparisons, keys, cached = [], [], {}, set()
     targets = targets_of(manifest, results)
     for fig, shipped in targets:
         table = Path(results) / "tables" / f"{fig}.parquet"
@@ -160,14 +193,20 @@ def rebuild(manifest: pd.DataFrame, meta: dict, scratch, results=RESULTS, worker
             comparisons += [Comparison(fig, s, "", "missing", f"its table {table} is missing") for s in shipped]
             continue
         if fig == "table1":
-            outs = [scratch / "tables" / "table1.csv", scratch / "tables" / "table1.md"]
+            kind, outs = "table1", [scratch / "tables" / "table1.csv", scratch / "tables" / "table1.md"]
             st = _settings_for(f"{results}/tables/table1.csv", manifest, settings, fig)
-            jobs.append(("table1", fig, str(table), [str(o) for o in outs], st))
         else:
-            outs = [scratch / "figures" / f"{fig}.pdf", scratch / "figures" / f"{fig}.png"]
+            kind, outs = "figure", [scratch / "figures" / f"{fig}.pdf", scratch / "figures" / f"{fig}.png"]
             st = _settings_for(f"{results}/figures/{fig}.png", manifest, settings, fig)
-            jobs.append(("figure", fig, str(table), [str(o) for o in outs], st))
-    errors = {}
+        keys[fig] = (digest({"table": sha256_file(table), "code": code, "settings": st, "packages": plot_versions,
+                             "kind": kind}), outs)
+        if _cache_hit(old_cache.get(fig), keys[fig][0]):
+            cached.add(fig)
+            continue
+        for o in outs:
+            o.unlink(missing_ok=True)
+        jobs.append((kind, fig, str(table), [str(o) for o in outs], st))
+    errors = {fig: None for fig in cached}
     if workers > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
             for fig, err in pool.map(_draw, jobs):
@@ -176,6 +215,11 @@ def rebuild(manifest: pd.DataFrame, meta: dict, scratch, results=RESULTS, worker
         for job in jobs:
             fig, err = _draw(job)
             errors[fig] = err
+    new_cache = {}
+    for fig, (key, outs) in keys.items():
+        if errors.get(fig) is None and all(o.is_file() for o in outs):
+            new_cache[fig] = {"key": key, "files": {o.as_posix(): sha256_file(o) for o in outs}}
+    (scratch / CACHE).write_text(json.dumps(new_cache, indent=1, sort_keys=True) + "\n")
     for fig, shipped in targets:
         if fig not in errors:
             continue
@@ -193,7 +237,7 @@ def rebuild(manifest: pd.DataFrame, meta: dict, scratch, results=RESULTS, worker
             else:
                 partner = results_of.get(".png" if suffix == ".pdf" else ".csv")
                 status, detail = compare(s, r, env, partner is not None and partner.ok)
-            c = Comparison(fig, s.as_posix(), r.as_posix(), status, detail)
+            c = Comparison(fig, s.as_posix(), r.as_posix(), status, detail, cached=fig in cached)
             results_of[suffix] = c
             comparisons.append(c)
     return sorted(comparisons, key=lambda c: c.shipped)

@@ -164,7 +164,8 @@ def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str,
                  "only (no training, no evaluation) with the pipeline's own plotting functions, and compared "
                  "with the shipped file (byte equality; PNG pixel tolerance; Table 1 CSV numeric tolerance).</p>")
     parts.append(_table(pd.DataFrame([{"target": c.target, "shipped": c.shipped, "status": c.status,
-                                       "detail": c.detail} for c in comparisons])))
+                                       "drawn": "earlier (cached)" if c.cached else "now", "detail": c.detail}
+                                      for c in comparisons])))
 
     parts.append("<h2>3. The paper's claims</h2>")
     parts.append("<p>Thresholds are constants in <code>src/icl_kmeans/review/claims.py</code>, fixed next to each "

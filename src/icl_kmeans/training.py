@@ -288,14 +288,3 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
     return TrainResult(config=config, model=model, metrics=_metrics_frame(rows), status=status, steps_done=step,
                        diverged_step=diverged_step, wall_time=wall, device=str(dev), resumed_from=resumed_from)
 
-
-class _CallableModule(type(sys)):
-    """`icl_kmeans.train` names both this module and its `train` function: once the submodule is
-    imported, the package attribute is the module, so `from icl_kmeans import train` may return it.
-    Calling the module runs train(), so both spellings work."""
-
-    def __call__(self, *args, **kwargs):
-        return train(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
