@@ -22,7 +22,11 @@ def job(smk):
         os.environ[var] = threads
     log = open(smk.log[0], "w", buffering=1) if len(smk.log) else None
     old = sys.stdout, sys.stderr
+    saved_fds = None
     if log is not None:
+        sys.stdout.flush(), sys.stderr.flush()
+        saved_fds = os.dup(1), os.dup(2)
+        os.dup2(log.fileno(), 1), os.dup2(log.fileno(), 2)  # C-level output (torch's profiler) too
         sys.stdout = sys.stderr = log
     start = time.time()
     from ..review.provenance import code_version, write_job_provenance  # provenance hook (review/provenance.py)
@@ -38,5 +42,8 @@ def job(smk):
         raise
     finally:
         sys.stdout, sys.stderr = old
+        if saved_fds is not None:
+            os.dup2(saved_fds[0], 1), os.dup2(saved_fds[1], 2)
+            os.close(saved_fds[0]), os.close(saved_fds[1])
         if log is not None:
             log.close()

@@ -97,6 +97,10 @@ class Studies:
 
 
 def build(s: dict) -> Studies:
+    largest_k = max(s["profile_k"] + s["table1_k"])
+    if s["profile_n"] < largest_k:
+        raise ValueError(f"config key 'profile_n' = {s['profile_n']} is invalid: profiling k = {largest_k} "
+                         f"centers needs at least that many points (profile_n >= max of profile_k and table1_k)")
     st = Studies(settings=s)
     six = lambda fig, facets, **o: [st.add(fig, facets, embedding=e, regularizer=r, **o) for e, r in SIX]  # noqa: E731
 
