@@ -1,12 +1,14 @@
 """The review: artifacts against the manifest, figures and Table 1 rebuilt from the tables, the paper's
 claims, the HTML report (results/review/). Fails on any integrity problem, never on a claim's FAIL."""
+import os
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
 from icl_kmeans.pipeline.job import job
 
-console = sys.__stderr__  # the summary goes to the console too (job() sends stdout/stderr to the log)
+# The summary goes to the console too: job() points stdout and stderr (file descriptors 1 and 2) at the log.
+console = os.fdopen(os.dup(2), "w", buffering=1)
 
 
 def echo(line):
