@@ -1,4 +1,8 @@
 """Aggregates one figure's runs or evaluation into results/tables/{fig}.parquet (long format)."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
+
 from icl_kmeans.pipeline.job import job
 
 with job(snakemake):

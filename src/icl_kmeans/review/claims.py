@@ -264,7 +264,9 @@ def _claim3_gaps(tables) -> pd.Series:
     gap = ((wide["BN"] - wide["OH"]) / wide.index.get_level_values("d").map(M).to_numpy()).groupby("d").mean()
     if len(gap) < 2:
         raise NotRun("fig14 has fewer than two values of d")
-    return gap.sort_index()
+    gap = gap.sort_index()
+    gap.attrs["censored"] = f"{int(st['censored'].sum())} of {len(st)} OH/BN curves never reach {CONVERGED_REL_VAL:g}"
+    return gap
 
 
 @claim("3a", "SPEC 10, claim 3", "fig14",
@@ -277,7 +279,7 @@ def claim_3a(tables):
     d0 = gap.index[0]
     return (_fmt(float(gap.iloc[0])), float(gap.iloc[0]) > CLAIM3_MIN_GAP,
             f"(steps_BN - steps_OH) / M at d={d0}: {_fmt(float(gap.iloc[0]))}; per d: "
-            + ", ".join(f"d={d}: {_fmt(v)}" for d, v in gap.items()))
+            + ", ".join(f"d={d}: {_fmt(v)}" for d, v in gap.items()) + f"; {gap.attrs['censored']}")
 
 
 @claim("3b", "SPEC 10, claim 3", "fig14",
@@ -288,7 +290,7 @@ def claim_3b(tables):
     lo, hi = float(gap.iloc[0]), float(gap.iloc[-1])
     return (f"{_fmt(hi)} vs {_fmt(lo)}", hi < lo,
             f"d={gap.index[-1]}: {_fmt(hi)}; d={gap.index[0]}: {_fmt(lo)}; per d: "
-            + ", ".join(f"d={d}: {_fmt(v)}" for d, v in gap.items()))
+            + ", ".join(f"d={d}: {_fmt(v)}" for d, v in gap.items()) + f"; {gap.attrs['censored']}")
 
 
 @claim("4", "SPEC 10, claim 4", "fig8",
