@@ -201,3 +201,54 @@ def test_bundle_round_trip_in_a_fresh_clone(copy_of, tmp_path):
     assert proc.returncode == 0, proc.stderr[-6000:]
     assert "REVIEW PASSED" in proc.stderr and info["manifest_sha256"] in proc.stderr
     assert _git(clone, "status", "--porcelain", "--untracked-files=all") == ""  # the clone's code is untouched
+
+
+# ---- the pipeline itself on the same smoke run (issue: CI checks every figure end to end) ----
+FIGURES = [f"fig{i}" for i in range(1, 20)] + ["fig_em"]
+VOLATILE = ("timing.parquet", "fig1.parquet", "fig17.parquet", "table1.parquet")  # wall-clock by nature
+
+
+def test_every_expected_figure_is_a_non_empty_image(smoke_repo):
+    for fig in FIGURES:
+        png = smoke_repo / f"results/figures/{fig}.png"
+        pdf = smoke_repo / f"results/figures/{fig}.pdf"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000, png
+        assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 5_000, pdf
+    import matplotlib.image
+    import numpy as np
+
+    pixels = matplotlib.image.imread(smoke_repo / "results/figures/fig6.png")
+    assert pixels.shape[0] > 300 and pixels.shape[1] > 500
+    assert len(np.unique(pixels.reshape(-1, pixels.shape[-1]), axis=0)) > 20  # not a blank canvas
+    assert (smoke_repo / "results/tables/table1.csv").stat().st_size > 0
+    assert "| k |" in (smoke_repo / "results/tables/table1.md").read_text()
+
+
+def test_rerunning_a_finished_workflow_does_nothing(smoke_repo):
+    proc = snakemake(smoke_repo, "-n", "--cores", "2", "--config", "preset=smoke")
+    assert proc.returncode == 0 and "Nothing to be done" in proc.stdout + proc.stderr, proc.stdout[-3000:]
+
+
+def test_a_deleted_figure_is_rebuilt_alone_and_byte_identical(copy_of):
+    repo = copy_of()
+    png = repo / "results/figures/fig8.png"
+    before = png.read_bytes()
+    png.unlink()
+    proc = snakemake(repo, "results/figures/fig8.png", "--cores", "2", "--config", "preset=smoke")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert _jobs_run(proc) == {"plot_fig8"}
+    assert png.read_bytes() == before
+
+
+def test_a_second_run_from_scratch_gives_identical_parquet_content(smoke_repo, tmp_path):
+    fresh = _snapshot(tmp_path / "fresh")
+    proc = snakemake(fresh, "fig6", "fig9", "fig2", "--cores", "2", "--config", "preset=smoke")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    compared = 0
+    for new in sorted((fresh / "results").rglob("*.parquet")):
+        rel = new.relative_to(fresh)
+        if new.name in VOLATILE:
+            continue
+        assert new.read_bytes() == (smoke_repo / rel).read_bytes(), rel
+        compared += 1
+    assert compared > 100, compared
