@@ -9,22 +9,9 @@ from tqdm.auto import tqdm
 
 from ..training import model_from_checkpoint, resolve_device
 from .jobs import write_parquet
+from .schemas import DISSIMILARITY_SCHEMA, LANDSCAPE_SCHEMA, MULTISTEP_SCHEMA, PROFILE_SCHEMA
 from .taskfiles import load_tasks
 
-MULTISTEP_SCHEMA = pa.schema([
-    ("figure", pa.string()), ("testset", pa.string()), ("curve", pa.string()), ("train_family", pa.string()),
-    ("run", pa.string()), ("seed", pa.int64()), ("mode", pa.string()), ("t", pa.int64()),
-    ("metric", pa.string()), ("value", pa.float64())])
-LANDSCAPE_SCHEMA = pa.schema([
-    ("figure", pa.string()), ("testset", pa.string()), ("curve", pa.string()), ("train_family", pa.string()),
-    ("d", pa.int64()), ("run", pa.string()), ("seed", pa.int64()), ("alpha", pa.float64()),
-    ("beta", pa.float64()), ("metric", pa.string()), ("value", pa.float64())])
-DISSIMILARITY_SCHEMA = pa.schema([
-    ("figure", pa.string()), ("row_family", pa.string()), ("row_index", pa.int64()), ("col_family", pa.string()),
-    ("col_index", pa.int64()), ("emd", pa.float64())])
-PROFILE_SCHEMA = pa.schema([
-    ("figure", pa.string()), ("d", pa.int64()), ("k", pa.int64()), ("embedding", pa.string()),
-    ("metric", pa.string()), ("value", pa.float64()), ("device", pa.string())])
 BASELINE_NAMES = {"lloyd": "Lloyd", "em": "EM"}
 
 

@@ -12,12 +12,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
-from ..training import TrainConfig, atomic_save, load_checkpoint, resolve_device, train
+from ..training import TrainConfig, resolve_device, train
+from .schemas import METRICS_SCHEMA, TIMING_SCHEMA
 from .taskfiles import load_tasks
 
-METRICS_SCHEMA = pa.schema([("step", pa.int64()), ("train_loss", pa.float64()), ("rel_val_loss", pa.float64()),
-                            ("lr", pa.float64())])
-TIMING_SCHEMA = pa.schema([("step", pa.int64()), ("wall_time", pa.float64())])
 
 
 def write_parquet(table: pa.Table, path) -> None:
@@ -62,10 +60,3 @@ def train_run(run: str, config: dict, seed: int, val_path, checkpoint, metrics, 
     write_json(rec, record)
     os.replace(resume, checkpoint)
     return rec
-
-
-def checkpoint_status(path) -> str:
-    return load_checkpoint(path)["status"]
-
-
-__all__ = ["train_run", "write_parquet", "write_json", "atomic_save", "checkpoint_status"]
