@@ -180,8 +180,8 @@ class _Stack:
                                 generator=torch.Generator().manual_seed(T.derived_seed(m.config.seed, T.STREAM_TRAIN,
                                                                                        step)))
                  for m in self.members]
-        X = torch.stack([t.X for t in tasks]).to(self.dev, non_blocking=True)
-        C = torch.stack([t.C for t in tasks]).to(self.dev, non_blocking=True)
+        X = T.to_device(torch.stack([t.X for t in tasks]), self.dev)
+        C = T.to_device(torch.stack([t.C for t in tasks]), self.dev)
         out = sm.forward(self.params, X, C, cfg0.embedding, cfg0.gamma, cfg0.dropout)
         loss = sm.smoothed_loss(X, out, self.tau, self.is_ne)
         names = list(self.params)
@@ -305,6 +305,8 @@ def train_stack(configs: list, checkpoints: list | None = None, val_tasks: list 
     if max_steps is not None:
         _checks.positive_int("max_steps", max_steps)
     dev = T.resolve_device(device)
+    if dev.type == "cuda":
+        T.deterministic_cuda()
     members = [_new_member(c, (checkpoints or [None] * R)[i], (val_tasks or [None] * R)[i], dtype)
                for i, c in enumerate(configs)]
     end = configs[0].steps if max_steps is None else min(configs[0].steps, max_steps)

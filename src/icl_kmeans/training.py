@@ -126,6 +126,16 @@ def cuda_rng_state(device: torch.device | str | None = None) -> torch.Tensor | N
     return torch.cuda.get_rng_state(dev or "cuda")
 
 
+def deterministic_cuda() -> None:
+    """On CUDA, ask for deterministic kernels: cuBLAS with a fixed workspace (CUBLAS_WORKSPACE_CONFIG,
+    effective when set before cuBLAS starts: the pipeline jobs and the CLI set it at start) and
+    torch.use_deterministic_algorithms(warn_only=True), which makes torch warn, not fail, where an op
+    (e.g. a scaled_dot_product_attention backward kernel) has no deterministic version. A process-wide
+    setting; what holds is measured by .ci/gpu-check (two identical runs compared)."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+
+
 def to_device(t: torch.Tensor, dev: torch.device) -> torch.Tensor:
     """CPU tensor to dev without a host sync: pinned and non-blocking on CUDA."""
     return t.pin_memory().to(dev, non_blocking=True) if dev.type == "cuda" else t
@@ -207,6 +217,8 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
     """
     config = TrainConfig.from_dict(config) if isinstance(config, dict) else config
     dev = resolve_device(device)
+    if dev.type == "cuda":
+        deterministic_cuda()
     checkpoint = Path(checkpoint) if checkpoint is not None else None
     checkpoint_every = checkpoint_every or config.eval_every
     _checks.positive_int("checkpoint_every", checkpoint_every)
