@@ -46,7 +46,16 @@ def test_paper_preset_trains_every_configuration_for_ten_seeds(paper_dry_run):
     st = studies.build(s)
     assert len(s["seeds"]) == 10
     assert 250 <= len(st.runs) <= 400, "the paper trained about 300 configurations"
-    assert paper_dry_run["train"] == len(st.runs) * 10
+    # train_jobs=stack: Fig 17's runs one job per seed, every other (run, seed) in exactly one stack job
+    stacks = studies.stacks(st, s["seeds"], s["stack_size"])
+    assert s["train_jobs"] == "stack"
+    assert paper_dry_run["train"] == len(st.runs_of("fig17")) * 10
+    assert paper_dry_run["train"] + sum(len(m) for m in stacks.values()) == len(st.runs) * 10
+    assert sum(v for k, v in paper_dry_run.items() if k.startswith("train_stack_")) == len(stacks)
+    pairs = [p for m in stacks.values() for p in m]
+    assert len(pairs) == len(set(pairs)) and max(len(m) for m in stacks.values()) <= s["stack_size"]
+    for members in stacks.values():  # a stack shares the tensor shapes (and steps) of its runs
+        assert len({tuple(st.runs[r][k] for k in studies.STACK_KEYS) for r, _ in members}) == 1
     assert paper_dry_run["validation_tasks"] == len(st.distributions())
     for rule in ("evaluate_multistep", "evaluate_landscape", "task_dissimilarity", "profile_timing", "aggregate"):
         assert paper_dry_run.get(rule, 0) >= 1, rule
@@ -64,7 +73,8 @@ def test_runs_are_shared_between_figures():
     ("preset=fast", ["preset", "fast", "quick", "paper", "smoke"]),
     ("stepz=3", ["stepz", "steps"]),
     ("steps=0", ["steps", "0", "minimum"]),
-    ("train_jobs=node", ["train_jobs", "node", "seed", "pack"]),
+    ("train_jobs=node", ["train_jobs", "node", "seed", "pack", "stack"]),
+    ("stack_size=0", ["stack_size", "0", "minimum"]),
 ])
 def test_invalid_config_stops_before_any_job(override, words, tmp_path):
     proc = snakemake("-n", "--config", override, cwd=REPO)
