@@ -7,6 +7,8 @@ one-at-a-time run-steps/s. Each timed call does `inner` steps and, on CUDA, wait
 
 from __future__ import annotations
 
+import os
+
 import torch
 
 from .bench import time_round_robin
@@ -61,7 +63,10 @@ def make_stacked(shape: str, R: int, dev: torch.device, inner: int):
     """`inner` steps of train_stack for R runs of the shape (seeds 0..R-1)."""
     from .stacked import _new_member, _Stack
 
-    stack = _Stack([_new_member(_config(shape, s), None, None, torch.float32) for s in range(R)], dev, torch.float32)
+    threads = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) \
+        if dev.type == "cuda" else 0  # train_stack's default
+    stack = _Stack([_new_member(_config(shape, s), None, None, torch.float32) for s in range(R)], dev, torch.float32,
+                   sampling_threads=threads)
     counter = iter(range(10**9))
 
     def run():

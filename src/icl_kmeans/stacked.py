@@ -29,8 +29,10 @@ brought to a common step first, in sub-stacks, then trained together.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -139,8 +141,11 @@ def _save(m: _Member, wall: float) -> None:
 class _Stack:
     """The device tensors of the members being trained together (index i = members[i])."""
 
-    def __init__(self, members: list[_Member], dev: torch.device, dtype):
+    def __init__(self, members: list[_Member], dev: torch.device, dtype, sampling_threads: int = 0):
         self.members, self.dev, self.dtype = members, dev, dtype
+        self.pool = ThreadPoolExecutor(sampling_threads) if sampling_threads > 0 else None
+        self.prefetcher = ThreadPoolExecutor(1) if self.pool else None
+        self.ahead = None
         stack = lambda f: {n: torch.stack([f(m)[n] for m in members]).to(dev, dtype) for n in members[0].params}  # noqa: E731
         self.params = {n: p.requires_grad_() for n, p in stack(lambda m: m.params).items()}
         self.exp_avg, self.exp_avg_sq = stack(lambda m: m.exp_avg), stack(lambda m: m.exp_avg_sq)
@@ -173,15 +178,33 @@ class _Stack:
         if isinstance(self.is_ne, torch.Tensor):
             self.is_ne = take(self.is_ne)
 
+    def _sample(self, members: list[_Member], step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The training tasks of step `step` of every member (each from its own seed), stacked on the CPU."""
+        def one(m):
+            g = torch.Generator().manual_seed(T.derived_seed(m.config.seed, T.STREAM_TRAIN, step))
+            return T.sample_tasks(m.config.batch, dtype=self.dtype, generator=g, **T.task_kwargs(m.config))
+
+        tasks = list(self.pool.map(one, members)) if self.pool else [one(m) for m in members]
+        X, C = torch.stack([t.X for t in tasks]), torch.stack([t.C for t in tasks])
+        return (X.pin_memory(), C.pin_memory()) if self.dev.type == "cuda" else (X, C)
+
+    def _tasks(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """This step's tasks; with a sampling pool, those of the next step are drawn meanwhile (they do
+        not depend on the model), so that the device need not wait for the CPU."""
+        ahead, self.ahead = self.ahead, None
+        if ahead is not None and ahead[0] == step and ahead[1] == [id(m) for m in self.members]:
+            X, C = ahead[2].result()
+        else:
+            X, C = self._sample(self.members, step)
+        if self.pool is not None:
+            members = list(self.members)
+            self.ahead = (step + 1, [id(m) for m in members], self.prefetcher.submit(self._sample, members, step + 1))
+        return T.to_device(X, self.dev), T.to_device(C, self.dev)
+
     def step(self, step: int) -> torch.Tensor:
         """One training step of every member; returns the (R,) batch losses (on the device, no sync)."""
         cfg0 = self.members[0].config
-        tasks = [T.sample_tasks(m.config.batch, dtype=self.dtype, **T.task_kwargs(m.config),
-                                generator=torch.Generator().manual_seed(T.derived_seed(m.config.seed, T.STREAM_TRAIN,
-                                                                                       step)))
-                 for m in self.members]
-        X = T.to_device(torch.stack([t.X for t in tasks]), self.dev)
-        C = T.to_device(torch.stack([t.C for t in tasks]), self.dev)
+        X, C = self._tasks(step)
         out = sm.forward(self.params, X, C, cfg0.embedding, cfg0.gamma, cfg0.dropout)
         loss = sm.smoothed_loss(X, out, self.tau, self.is_ne)
         names = list(self.params)
@@ -209,6 +232,11 @@ class _Stack:
         rel = torch.where(finite, torch.cat(ratios, dim=1).mean(1), torch.full_like(finite, math.nan, dtype=self.dtype))
         return rel.tolist()
 
+    def close(self) -> None:
+        for pool in (self.prefetcher, self.pool):
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+
     def write_back(self) -> None:
         """Copies every member's state from the device into its _Member (CPU tensors of its own)."""
         own = lambda t, i: t[i].detach().clone().cpu()  # noqa: E731
@@ -220,9 +248,17 @@ class _Stack:
             m.adam_step = int(steps[i])
 
 
-def _advance(members: list[_Member], until: int, dev, dtype, clock, bar) -> None:
+def _advance(members: list[_Member], until: int, dev, dtype, clock, bar, sampling_threads: int) -> None:
     """Trains members (all at the same step, status ok) up to step `until`, checkpointing each boundary."""
-    st = _Stack(members, dev, dtype)
+    st = _Stack(members, dev, dtype, sampling_threads)
+    try:
+        _train_to(st, until, clock, bar)
+    finally:
+        st.close()
+
+
+def _train_to(st: _Stack, until: int, clock, bar) -> None:
+    members = st.members
     cfg = members[0].config
     fresh = [i for i, m in enumerate(members) if m.step == 0 and not m.rows]
     if fresh:
@@ -284,13 +320,16 @@ class _Clock:
 
 def train_stack(configs: list, checkpoints: list | None = None, val_tasks: list | None = None,
                 device: str | None = "cpu", progress: bool = False, max_steps: int | None = None,
-                dtype: torch.dtype = torch.float32) -> list[T.TrainResult]:
+                dtype: torch.dtype = torch.float32, sampling_threads: int | None = None) -> list[T.TrainResult]:
     """Trains R runs together (see the module docstring); returns one TrainResult per config, in order.
 
     checkpoints: one path per config (or None): written at every validation boundary and at the end,
     resumed from when present, exactly like train(config, checkpoint=path). val_tasks: one TaskBatch
     per config (default: each run's validation_tasks). max_steps stops early (tests of interruption).
     dtype: of parameters, optimizer state and tasks (float64 for the equivalence tests).
+    sampling_threads: threads that draw the members' tasks (on the CPU, by their own generators, so the
+    tasks do not depend on it) while the device trains on the previous step's; default: the CPU's cores
+    on CUDA, 0 (in the training thread, no look-ahead) on the CPU, where they would compete for cores.
     """
     configs = _check_stack(configs)
     R = len(configs)
@@ -307,6 +346,10 @@ def train_stack(configs: list, checkpoints: list | None = None, val_tasks: list 
     dev = T.resolve_device(device)
     if dev.type == "cuda":
         T.deterministic_cuda()
+    if sampling_threads is None:
+        sampling_threads = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) \
+            if dev.type == "cuda" else 0
+    _checks.positive_int("sampling_threads", sampling_threads, minimum=0)
     members = [_new_member(c, (checkpoints or [None] * R)[i], (val_tasks or [None] * R)[i], dtype)
                for i, c in enumerate(configs)]
     end = configs[0].steps if max_steps is None else min(configs[0].steps, max_steps)
@@ -332,7 +375,8 @@ def train_stack(configs: list, checkpoints: list | None = None, val_tasks: list 
                 break
             low = min(m.step for m in live)
             ahead = sorted({m.step for m in live if m.step > low})
-            _advance([m for m in live if m.step == low], ahead[0] if ahead else end, dev, dtype, clock, bar)
+            _advance([m for m in live if m.step == low], ahead[0] if ahead else end, dev, dtype, clock, bar,
+                     sampling_threads)
         for m in members:  # a member that had nothing left to train still gets its final checkpoint written
             if m.checkpoint is not None and not m.checkpoint.exists():
                 _save(m, clock(m))
