@@ -31,14 +31,27 @@ def job_stats(output: str) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def paper_dry_run(tmp_path_factory):
+def paper_dry_run_output(tmp_path_factory):
     # A dry run in a scratch working directory, so that existing results/ do not change the counts.
     work = tmp_path_factory.mktemp("paper")
     for name in ("Snakefile", "config.yaml", "workflow", "envs", "src"):
         src = REPO / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, work / name)
     proc = snakemake("-n", "--config", "preset=paper", cwd=work, check=True)
-    return job_stats(proc.stdout + proc.stderr)
+    return proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def paper_dry_run(paper_dry_run_output):
+    return job_stats(paper_dry_run_output)
+
+
+def test_every_stack_job_asks_for_one_gpu(paper_dry_run_output):
+    jobs = re.findall(r"^rule (train_stack_\w+):\n(.*?)(?=^\S|\Z)", paper_dry_run_output, re.M | re.S)
+    assert len(jobs) > 50  # the dry run details a part of the 163 stack jobs
+    for name, body in jobs:
+        resources = re.search(r"^\s*resources: (.*)$", body, re.M).group(1)
+        assert "gpu=1" in resources.split(", ") and "cpus_per_gpu=4" in resources, (name, resources)
 
 
 def test_paper_preset_trains_every_configuration_for_ten_seeds(paper_dry_run):

@@ -128,7 +128,8 @@ def cuda_rng_state(device: torch.device | str | None = None) -> torch.Tensor | N
 
 def deterministic_cuda() -> None:
     """On CUDA, ask for deterministic kernels: cuBLAS with a fixed workspace (CUBLAS_WORKSPACE_CONFIG,
-    effective when set before cuBLAS starts: the pipeline jobs and the CLI set it at start) and
+    effective when set before the process's first cuBLAS call, which is the case when training is the
+    first CUDA work of the process, as in the pipeline's jobs and the CLI) and
     torch.use_deterministic_algorithms(warn_only=True), which makes torch warn, not fail, where an op
     (e.g. a scaled_dot_product_attention backward kernel) has no deterministic version. A process-wide
     setting; what holds is measured by .ci/gpu-check (two identical runs compared)."""
