@@ -31,14 +31,27 @@ def job_stats(output: str) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def paper_dry_run(tmp_path_factory):
+def paper_dry_run_output(tmp_path_factory):
     # A dry run in a scratch working directory, so that existing results/ do not change the counts.
     work = tmp_path_factory.mktemp("paper")
     for name in ("Snakefile", "config.yaml", "workflow", "envs", "src"):
         src = REPO / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, work / name)
     proc = snakemake("-n", "--config", "preset=paper", cwd=work, check=True)
-    return job_stats(proc.stdout + proc.stderr)
+    return proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def paper_dry_run(paper_dry_run_output):
+    return job_stats(paper_dry_run_output)
+
+
+def test_every_stack_job_asks_for_one_gpu(paper_dry_run_output):
+    jobs = re.findall(r"^rule (train_stack_\w+):\n(.*?)(?=^\S|\Z)", paper_dry_run_output, re.M | re.S)
+    assert len(jobs) > 50  # the dry run details a part of the 163 stack jobs
+    for name, body in jobs:
+        resources = re.search(r"^\s*resources: (.*)$", body, re.M).group(1)
+        assert "gpu=1" in resources.split(", ") and "cpus_per_gpu=4" in resources, (name, resources)
 
 
 def test_paper_preset_trains_every_configuration_for_ten_seeds(paper_dry_run):
@@ -46,7 +59,16 @@ def test_paper_preset_trains_every_configuration_for_ten_seeds(paper_dry_run):
     st = studies.build(s)
     assert len(s["seeds"]) == 10
     assert 250 <= len(st.runs) <= 400, "the paper trained about 300 configurations"
-    assert paper_dry_run["train"] == len(st.runs) * 10
+    # train_jobs=stack: Fig 17's runs one job per seed, every other (run, seed) in exactly one stack job
+    stacks = studies.stacks(st, s["seeds"], s["stack_size"])
+    assert s["train_jobs"] == "stack"
+    assert paper_dry_run["train"] == len(st.runs_of("fig17")) * 10
+    assert paper_dry_run["train"] + sum(len(m) for m in stacks.values()) == len(st.runs) * 10
+    assert sum(v for k, v in paper_dry_run.items() if k.startswith("train_stack_")) == len(stacks)
+    pairs = [p for m in stacks.values() for p in m]
+    assert len(pairs) == len(set(pairs)) and max(len(m) for m in stacks.values()) <= s["stack_size"]
+    for members in stacks.values():  # a stack shares the tensor shapes (and steps) of its runs
+        assert len({tuple(st.runs[r][k] for k in studies.STACK_KEYS) for r, _ in members}) == 1
     assert paper_dry_run["validation_tasks"] == len(st.distributions())
     for rule in ("evaluate_multistep", "evaluate_landscape", "task_dissimilarity", "profile_timing", "aggregate"):
         assert paper_dry_run.get(rule, 0) >= 1, rule
@@ -64,7 +86,8 @@ def test_runs_are_shared_between_figures():
     ("preset=fast", ["preset", "fast", "quick", "paper", "smoke"]),
     ("stepz=3", ["stepz", "steps"]),
     ("steps=0", ["steps", "0", "minimum"]),
-    ("train_jobs=node", ["train_jobs", "node", "seed", "pack"]),
+    ("train_jobs=node", ["train_jobs", "node", "seed", "pack", "stack"]),
+    ("stack_size=0", ["stack_size", "0", "minimum"]),
 ])
 def test_invalid_config_stops_before_any_job(override, words, tmp_path):
     proc = snakemake("-n", "--config", override, cwd=REPO)

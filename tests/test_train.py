@@ -97,7 +97,7 @@ def test_checkpoint_of_another_config_is_refused(tmp_path):
 
 
 def test_diverging_run_stops_saves_and_reports(tmp_path, monkeypatch, capsys):
-    real = train_module.smoothed_kmeans_loss
+    real = train_module.smoothed_loss
     calls = {"n": 0}
 
     def loss_that_blows_up(*args, **kwargs):
@@ -105,7 +105,7 @@ def test_diverging_run_stops_saves_and_reports(tmp_path, monkeypatch, capsys):
         value = real(*args, **kwargs)
         return value * math.nan if calls["n"] >= 5 else value  # the 5th training step is non-finite
 
-    monkeypatch.setattr(train_module, "smoothed_kmeans_loss", loss_that_blows_up)
+    monkeypatch.setattr(train_module, "smoothed_loss", loss_that_blows_up)
     path = tmp_path / "run.pt"
     result = train(TrainConfig(**{**SMALL, "steps": 20, "eval_every": 2}), checkpoint=path)
     assert result.status == "diverged"
@@ -118,7 +118,7 @@ def test_diverging_run_stops_saves_and_reports(tmp_path, monkeypatch, capsys):
     assert ckpt["status"] == "diverged" and ckpt["diverged_step"] == 5 and ckpt["step"] == 4
     _assert_same_tensors(ckpt["model"], result.model.state_dict())
     # resuming a diverged run does not train on
-    monkeypatch.setattr(train_module, "smoothed_kmeans_loss", real)
+    monkeypatch.setattr(train_module, "smoothed_loss", real)
     again = train(TrainConfig(**{**SMALL, "steps": 20, "eval_every": 2}), checkpoint=path)
     assert again.status == "diverged" and again.steps_done == 4
 

@@ -8,7 +8,9 @@ Prints one table with
    each per round, so that their ratios hold even when other processes load the machine;
 2. the speed ratio of the fused (memory-linear) attention against the materialised n x n one;
 3. the peak resident memory of a fresh process that runs re-embedded clustering (2 steps, no grad)
-   of one task with n = 65536 points, against the 4 GB target (an n x n float32 matrix is 17 GB).
+   of one task with n = 65536 points, against the 4 GB target (an n x n float32 matrix is 17 GB);
+4. training throughput of stacked runs (train_stack) against one run at a time, in run-steps/s, for
+   R in {1, 4, 16, 64} at the quick and the paper size, on the CPU and on CUDA (bench_stack.py).
 Not a test: numbers depend on the machine. Threads default to all cores.
 """
 
@@ -214,12 +216,23 @@ def main(argv=None) -> int:
     p.add_argument("--warmup", type=int, default=None, help="untimed warm-up steps (default 5, quick 2)")
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads (default: all cores)")
     p.add_argument("--memory-n", type=int, default=None, help="points of the memory task (default 65536)")
-    p.add_argument("--skip", nargs="*", default=[], choices=["steps", "straightforward", "fused", "memory"],
+    p.add_argument("--skip", nargs="*", default=[], choices=["steps", "straightforward", "fused", "memory", "stack"],
                    help="parts to leave out")
+    p.add_argument("--only", nargs="*", default=None, choices=["steps", "fused", "memory", "stack"],
+                   help="run only these parts")
+    p.add_argument("--stack-r", nargs="+", type=int, default=[1, 4, 16, 64], help="stack sizes R of part 4")
+    p.add_argument("--stack-shapes", nargs="+", default=["quick", "quick-d32", "paper"],
+                   choices=["quick", "quick-d32", "paper"], help="shapes of part 4")
+    p.add_argument("--stack-devices", nargs="+", default=None,
+                   help="devices of part 4 (default: cpu, and cuda when available)")
+    p.add_argument("--stack-inner", type=int, default=None, help="steps per timed call in part 4 (default 5, quick 2)")
+    p.add_argument("--full", action="store_true", help="part 4 on the CPU also at R = 64 at the paper size")
     a = p.parse_args(argv)
     repeats = a.repeats or (5 if a.quick else 20)
     warmup = a.warmup or (2 if a.quick else 5)
     mem_n = a.memory_n or (16384 if a.quick else 65536)
+    if a.only is not None:
+        a.skip = [part for part in ("steps", "straightforward", "fused", "memory", "stack") if part not in a.only]
     torch.set_num_threads(a.threads)
     shape = dict(d=a.d, k=a.k, n=a.n, batch=a.batch)
     load = os.getloadavg()[0]
@@ -290,6 +303,12 @@ def main(argv=None) -> int:
                 print(f"  {label} run failed: {r['error']}")
             else:
                 row(f"peak RSS during the clustering ({label})", r["peak"] / 1e9, "GB", f"{r['seconds']:.1f} s")
+    if "stack" not in a.skip:
+        from . import bench_stack
+
+        devices = a.stack_devices or (["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"])
+        bench_stack.main(devices, a.stack_shapes, a.stack_r, repeats=min(repeats, 5), warmup=1,
+                         inner=a.stack_inner or (2 if a.quick else 5), full=a.full)
     return 0
 
 

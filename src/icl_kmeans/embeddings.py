@@ -36,13 +36,13 @@ def binary_codes(k: int) -> torch.Tensor:
 
 def center_codes(k: int, embedding: str, dtype=None, device=None) -> torch.Tensor:
     """The (k, code_width) code rows appended to the k centers."""
-    if embedding == "OH":
-        codes = torch.eye(k)
-    elif embedding == "BN":
-        codes = binary_codes(k).T
-    else:
-        codes = torch.zeros(k, 0)
-    return codes.to(dtype=dtype, device=device)
+    dtype = dtype or torch.get_default_dtype()
+    if embedding == "OH":  # built on the device: no host-to-device copy (and no sync) per forward
+        return torch.eye(k, dtype=dtype, device=device)
+    if embedding == "BN":
+        j = torch.arange(k, device=device)
+        return torch.stack([(j >> bit) & 1 for bit in range(code_width(k, "BN"))], dim=1).to(dtype)
+    return torch.zeros(k, 0, dtype=dtype, device=device)
 
 
 def embed(X: torch.Tensor, C: torch.Tensor, embedding: str) -> tuple[torch.Tensor, torch.Tensor]:

@@ -59,9 +59,15 @@ def smoothed_kmeans_loss(X: torch.Tensor, C: torch.Tensor, tau: float, regulariz
     _checks.positive_float("tau", tau)
     _checks.choice("regularizer", regularizer, REGULARIZERS)
     X, C, batched = _checks.points_and_centers(X, C)
+    return _unbatch(smoothed_loss(X, C, tau, regularizer), batched)
+
+
+def smoothed_loss(X: torch.Tensor, C: torch.Tensor, tau, regularizer: str) -> torch.Tensor:
+    """smoothed_kmeans_loss without input checks (their finiteness test waits for the device): the
+    training hot path. X (..., n, d), C (..., k, d); tau a number or a tensor broadcasting to (..., n, k)."""
     r = sqdist(X, C)
     P = torch.softmax(-r / tau, dim=-1) if regularizer == "NE" else sparsemax(-r / tau)
-    return _unbatch((P * r).sum((-1, -2)), batched)
+    return (P * r).sum((-1, -2))
 
 
 def assign(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:

@@ -73,9 +73,14 @@ class ClusterTransformer(nn.Module):
     def forward(self, X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
         """One clustering step: the centers F(X, C), shape like C."""
         X, C, batched = self._check(X, C)
-        _, C_bar = self.layer(*embed(X, C, self.embedding))
-        out = C_bar[..., : self.d]
+        out = self.centers(X, C)
         return out if batched else out[0]
+
+    def centers(self, X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
+        """forward for batched X (B, n, d), C (B, k, d) without the input checks, whose finiteness test
+        waits for the device: the training hot path."""
+        _, C_bar = self.layer(*embed(X, C, self.embedding))
+        return C_bar[..., : self.d]
 
     def cluster(self, X: torch.Tensor, C: torch.Tensor, steps: int, mode: str = "reembed") -> torch.Tensor:
         """Centers after each of `steps` steps, shape (steps, *C.shape) (SPEC 9).

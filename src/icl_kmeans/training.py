@@ -7,6 +7,7 @@ checkpoint draws exactly the tasks the uninterrupted run would have drawn.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import os
@@ -21,7 +22,7 @@ import torch
 from . import _checks
 from .baselines import lloyd
 from .embeddings import EMBEDDINGS
-from .losses import REGULARIZERS, kmeans_objective, smoothed_kmeans_loss
+from .losses import REGULARIZERS, kmeans_objective, smoothed_loss
 from .model import ClusterTransformer
 from .tasks import FAMILIES, TaskBatch, sample_tasks
 
@@ -117,6 +118,30 @@ def resolve_device(device: str | None) -> torch.device:
     return dev
 
 
+def cuda_rng_state(device: torch.device | str | None = None) -> torch.Tensor | None:
+    """The CUDA generator state (a CPU ByteTensor) of `device` once CUDA is in use; None on the CPU."""
+    dev = torch.device(device) if device is not None else None
+    if (dev is not None and dev.type != "cuda") or not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        return None
+    return torch.cuda.get_rng_state(dev or "cuda")
+
+
+def deterministic_cuda() -> None:
+    """On CUDA, ask for deterministic kernels: cuBLAS with a fixed workspace (CUBLAS_WORKSPACE_CONFIG,
+    effective when set before the process's first cuBLAS call, which is the case when training is the
+    first CUDA work of the process, as in the pipeline's jobs and the CLI) and
+    torch.use_deterministic_algorithms(warn_only=True), which makes torch warn, not fail, where an op
+    (e.g. a scaled_dot_product_attention backward kernel) has no deterministic version. A process-wide
+    setting; what holds is measured by .ci/gpu-check (two identical runs compared)."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+def to_device(t: torch.Tensor, dev: torch.device) -> torch.Tensor:
+    """CPU tensor to dev without a host sync: pinned and non-blocking on CUDA."""
+    return t.pin_memory().to(dev, non_blocking=True) if dev.type == "cuda" else t
+
+
 def task_kwargs(config: TrainConfig) -> dict:
     return dict(n=config.n, d=config.d, k=config.k, family=config.family, isotropic=config.isotropic,
                 equal_weights=config.equal_weights, scale=config.scale)
@@ -193,6 +218,8 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
     """
     config = TrainConfig.from_dict(config) if isinstance(config, dict) else config
     dev = resolve_device(device)
+    if dev.type == "cuda":
+        deterministic_cuda()
     checkpoint = Path(checkpoint) if checkpoint is not None else None
     checkpoint_every = checkpoint_every or config.eval_every
     _checks.positive_int("checkpoint_every", checkpoint_every)
@@ -203,10 +230,12 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
     val = (val_tasks if val_tasks is not None else validation_tasks(config)).to(dev)
     rows: list[dict] = []
     start_step, wall_before, status, diverged_step, resumed_from = 0, 0.0, "ok", None, None
-    rng_state = None
+    rng_state = cuda_rng = None
 
     if checkpoint is not None and checkpoint.exists():
-        ckpt = load_checkpoint(checkpoint, map_location=dev)
+        # read onto the CPU: load_state_dict moves model and optimizer state to the device, and the RNG
+        # states must stay CPU ByteTensors (torch.set_rng_state refuses anything else)
+        ckpt = load_checkpoint(checkpoint, map_location="cpu")
         if ckpt["config"] != config.to_dict():
             diff = {k: (ckpt["config"].get(k), v) for k, v in config.to_dict().items() if ckpt["config"].get(k) != v}
             raise ValueError(f"{checkpoint} belongs to another configuration (checkpoint vs asked: {diff}); "
@@ -217,7 +246,7 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
             sched.load_state_dict(ckpt["scheduler"])
         rows, start_step, wall_before = list(ckpt["metrics"]), ckpt["step"], ckpt["wall_time"]
         status, diverged_step, rng_state = ckpt["status"], ckpt["diverged_step"], ckpt["rng_state"]
-        resumed_from = start_step
+        cuda_rng, resumed_from = ckpt.get("cuda_rng_state"), start_step
 
     def save(step: int, wall: float) -> None:
         if checkpoint is None:
@@ -226,7 +255,7 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
                      "model": {k: v.cpu() for k, v in model.state_dict().items()},
                      "optimizer": opt.state_dict(), "scheduler": sched.state_dict() if sched else None,
                      "metrics": rows, "wall_time": wall, "status": status, "diverged_step": diverged_step,
-                     "rng_state": torch.get_rng_state()}, checkpoint)
+                     "rng_state": torch.get_rng_state(), "cuda_rng_state": cuda_rng_state(dev)}, checkpoint)
 
     end = config.steps if max_steps is None else min(config.steps, max_steps)
     t0 = time.perf_counter() - wall_before
@@ -238,46 +267,100 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
                    desc=f"{config.embedding}:{config.regularizer} d={config.d} k={config.k} tau={config.tau:g} "
                    f"lr={config.lr:g} n={config.n} seed={config.seed}")
 
+    # No host sync per step: losses stay on the device and are read (and checked for finiteness) once
+    # per boundary (validation, checkpoint, end). A non-finite loss found there sends the run back to
+    # the snapshot of the previous boundary, from which it replays (deterministically: same tasks, same
+    # random state) up to the first non-finite step, and stops with the state before it, as a per-step
+    # check would: diverged_step = that step + 1, the state of `diverged_step - 1` steps. A step whose
+    # gradient is not finite (the loss may still be) counts as non-finite: its update would be.
+    pending: list[tuple] = []  # (step, loss on the device, lr, wall time) since the last boundary
+
+    def flush() -> int | None:
+        """Moves the pending losses into rows; returns the first step whose loss is not finite."""
+        values = torch.stack([p[1] for p in pending]).tolist() if pending else []
+        for (s, _, lr, wall), v in zip(pending, values):
+            if not math.isfinite(v):
+                pending.clear()
+                return s - 1
+            rows.append(dict(step=s, train_loss=v, rel_val_loss=math.nan, lr=lr, wall_time=wall))
+            if bar is not None:
+                bar.update(1)
+        pending.clear()
+        return None
+
+    def snapshot() -> tuple:
+        return (step, copy.deepcopy(model.state_dict()), copy.deepcopy(opt.state_dict()),
+                copy.deepcopy(sched.state_dict()) if sched else None, torch.get_rng_state(), cuda_rng_state(dev),
+                len(rows))
+
+    def restore(snap: tuple) -> int:
+        s, model_state, opt_state, sched_state, cpu_rng, dev_rng, n_rows = snap
+        model.load_state_dict(model_state)
+        opt.load_state_dict(copy.deepcopy(opt_state))
+        if sched is not None:
+            sched.load_state_dict(sched_state)
+        torch.set_rng_state(cpu_rng)
+        if dev_rng is not None:
+            torch.cuda.set_rng_state(dev_rng, dev)
+        del rows[n_rows:]
+        return s
+
     with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
         torch.manual_seed(derived_seed(config.seed, STREAM_INIT, 1))  # dropout, if enabled
         if rng_state is not None:
-            torch.set_rng_state(rng_state)
+            torch.set_rng_state(rng_state.cpu())
+        if cuda_rng is not None and dev.type == "cuda":
+            torch.cuda.set_rng_state(cuda_rng.cpu(), dev)
         if start_step == 0 and not rows:
             rows.append(dict(step=0, train_loss=math.nan, rel_val_loss=relative_loss(model, val),
                              lr=config.lr, wall_time=time.perf_counter() - t0))
         model.train()
-        step = start_step
+        step, stop_at = start_step, None
+        last = snapshot() if status == "ok" and step < end else None
         while status == "ok" and step < end:
+            if step == stop_at:  # replayed up to the first non-finite step
+                bad = flush()
+                if bad is None:
+                    status, diverged_step = "diverged", step + 1
+                    break
+                step, stop_at = restore(last), bad
+                continue
             g = torch.Generator().manual_seed(derived_seed(config.seed, STREAM_TRAIN, step))
             tasks = sample_tasks(config.batch, generator=g, **task_kwargs(config))
-            X, C = tasks.X.to(dev), tasks.C.to(dev)
-            C_out = model(X, C)
-            finite = bool(torch.isfinite(C_out).all())
-            loss = smoothed_kmeans_loss(X, C_out, config.tau, config.regularizer).mean() if finite else None
-            if not finite or not torch.isfinite(loss):
-                status, diverged_step = "diverged", step + 1
-                break
+            X, C = to_device(tasks.X, dev), to_device(tasks.C, dev)
+            loss = smoothed_loss(X, model.centers(X, C), config.tau, config.regularizer).mean()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if config.clip_grad is not None:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip_grad)
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip_grad)
+            else:
+                norm = torch.nn.utils.get_total_norm([p.grad for p in model.parameters()])
             opt.step()
             step += 1
-            rel = math.nan
-            if step % config.eval_every == 0 or step == config.steps:
+            # loss + 0 * norm: the loss, or nan when the gradient is not finite (then so is the update)
+            pending.append((step, loss.detach() + 0 * norm, opt.param_groups[0]["lr"], time.perf_counter() - t0))
+            is_eval = step % config.eval_every == 0 or step == config.steps
+            is_ckpt = step % checkpoint_every == 0 and step < end
+            if not (is_eval or is_ckpt or step == end):
+                continue
+            bad = flush()
+            if bad is not None:
+                step, stop_at = restore(last), bad
+                continue
+            if is_eval:
                 rel = relative_loss(model, val)
+                rows[-1]["rel_val_loss"] = rel
                 if not math.isfinite(rel):  # the model now maps validation tasks to non-finite centers
                     status, diverged_step = "diverged", step
                 elif sched is not None:
                     sched.step(rel)
-            rows.append(dict(step=step, train_loss=loss.item(), rel_val_loss=rel, lr=opt.param_groups[0]["lr"],
-                             wall_time=time.perf_counter() - t0))
-            if bar is not None:
-                bar.update(1)
-                if not math.isnan(rel):
-                    bar.set_postfix(loss=f"{loss.item():.4g}", rel_val=f"{rel:.4g}", refresh=False)
-            if status == "ok" and step % checkpoint_every == 0 and step < end:
+                    rows[-1]["lr"] = opt.param_groups[0]["lr"]
+                if bar is not None and not math.isnan(rel):
+                    bar.set_postfix(loss=f"{rows[-1]['train_loss']:.4g}", rel_val=f"{rel:.4g}", refresh=False)
+            if status == "ok" and is_ckpt:
                 save(step, time.perf_counter() - t0)
+            if status == "ok" and step < end:
+                last = snapshot()
         wall = time.perf_counter() - t0
         save(step, wall)
     if bar is not None:

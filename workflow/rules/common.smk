@@ -1,4 +1,6 @@
 # Settings, the registry of runs per figure, and path patterns shared by all rules.
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -61,6 +63,16 @@ def eval_inputs(fig):
 def figure_files(fig):
     return [FIGURE.format(fig=fig, ext=ext) for ext in ("pdf", "png")]
 
+
+# Resources of a stack job (train_jobs=stack): one GPU, as the SLURM profile gives rule train; its
+# rules are generated (train_stack_<name>), so they carry them here, with the profile's site settings.
+GPU_JOB = dict(gpu=1, cpus_per_gpu=4, mem_mb=16000, runtime="8h")
+for _res, _var in (
+    ("slurm_partition", "ICL_KMEANS_SLURM_PARTITION"),
+    ("gpu_model", "ICL_KMEANS_GPU_MODEL"),
+):
+    if os.environ.get(_var, "").strip():
+        GPU_JOB[_res] = os.environ[_var].strip()
 
 TABLE1_FILES = ["results/tables/table1.csv", "results/tables/table1.md"]
 ALL_TARGET_FILES = [

@@ -3,10 +3,19 @@
 # train_jobs=seed: one job per (configuration, seed); on SLURM the profile packs them into groups.
 # train_jobs=pack: one job per task distribution trains all its runs and seeds in one process
 # (same files, same bytes; saves the per-job torch import on a laptop).
+# train_jobs=stack: one job per stack trains up to `stack_size` (run, seed) pairs that share their
+# tensor shapes together (icl_kmeans.train_stack, one GPU each on SLURM); Fig 17's runs, whose
+# wall-clock time is plotted, stay one job per seed (rule train) and are timed alone.
 
 TRAIN_OUTPUTS = dict(checkpoint=CKPT, metrics=METRICS, timing=TIMING, record=RECORD)
 
-if S["train_jobs"] == "seed":
+if S["train_jobs"] == "stack":
+    _STACKS = _studies.stacks(ST, SEEDS, S["stack_size"])
+    _ALONE = sorted(ST.runs_of("fig17"))
+else:
+    _STACKS, _ALONE = {}, sorted(ST.runs)
+
+if S["train_jobs"] in ("seed", "stack"):
 
     rule train:
         input:
@@ -15,6 +24,8 @@ if S["train_jobs"] == "seed":
             **TRAIN_OUTPUTS,
         log:
             f"{LOGS}/train/{{run}}_seed{{seed}}.log",
+        wildcard_constraints:
+            run="|".join(re.escape(r) for r in _ALONE) or "(?!)",
         group:
             "train"
         conda:
@@ -26,7 +37,8 @@ if S["train_jobs"] == "seed":
         script:
             "../scripts/train.py"
 
-else:
+
+if S["train_jobs"] == "pack":
     _PACKS = {}
     for _run in sorted(ST.runs):
         _PACKS.setdefault(dist_of(_run), []).append(_run)
@@ -51,3 +63,30 @@ else:
                 device=S["device"],
             script:
                 "../scripts/train.py"
+
+
+for _name, _members in sorted(_STACKS.items()):
+
+    rule:
+        name:
+            f"train_stack_{_name}"
+        input:
+            val=sorted({VAL.format(dist=dist_of(r), seed=s) for r, s in _members}),
+        output:
+            **{
+                key: [pat.format(run=r, seed=s) for r, s in _members]
+                for key, pat in TRAIN_OUTPUTS.items()
+            },
+        log:
+            f"{LOGS}/train/stack_{_name}.log",
+        conda:
+            "../../envs/torch.yaml"
+        threads: 1
+        resources:
+            **GPU_JOB,
+        params:
+            runs=_members,
+            configs={r: ST.runs[r] for r in sorted({r for r, _ in _members})},
+            device=S["device"],
+        script:
+            "../scripts/train.py"

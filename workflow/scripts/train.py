@@ -1,4 +1,5 @@
-"""Trains the (configuration, seed) pairs of this job: one pair (rule train) or a whole pack."""
+"""Trains the (configuration, seed) pairs of this job: one pair (rule train), a pack (one after the
+other) or a stack (train_stack_*: together)."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
@@ -6,7 +7,11 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this che
 from icl_kmeans.pipeline.job import as_list, job
 
 with job(snakemake):
-    from icl_kmeans.pipeline.jobs import train_run
+    from icl_kmeans.pipeline.jobs import train_run, train_stack_job
+    from icl_kmeans.pipeline.studies import distribution, distribution_id
+
+    def dist_of(config):
+        return distribution_id(distribution(config))
 
     p, out = snakemake.params, snakemake.output
     if "runs" in p.keys():  # a pack: outputs are listed in the order of p.runs
@@ -15,6 +20,15 @@ with job(snakemake):
         pairs = [(snakemake.wildcards.run, int(snakemake.wildcards.seed))]
         configs = {pairs[0][0]: p.config}
     files = zip(*(as_list(out[key]) for key in ("checkpoint", "metrics", "timing", "record")))
-    for (run, seed), (checkpoint, metrics, timing, record) in zip(pairs, files):
-        val = next(v for v in as_list(snakemake.input.val) if v.endswith(f"/seed{seed}.pt"))
-        train_run(run, configs[run], seed, val, checkpoint, metrics, timing, record, device=p.device)
+    members = [
+        dict(run=run, config=configs[run], seed=seed, checkpoint=c, metrics=m, timing=t, record=r,
+             val=next(v for v in as_list(snakemake.input.val)
+                      if v.endswith(f"/{dist_of(configs[run])}/seed{seed}.pt")))
+        for (run, seed), (c, m, t, r) in zip(pairs, files)
+    ]
+    if snakemake.rule.startswith("train_stack"):  # one stack: all members trained together
+        train_stack_job(members, device=p.device)
+    else:
+        for mb in members:
+            train_run(mb["run"], mb["config"], mb["seed"], mb["val"], mb["checkpoint"], mb["metrics"],
+                      mb["timing"], mb["record"], device=p.device)

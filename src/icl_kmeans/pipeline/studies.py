@@ -129,6 +129,33 @@ def check_headline_cells(s: dict) -> None:
                              f"the validation set of val_batches x batch = {val_tasks} tasks; choose a divisor")
 
 
+# What the runs of one stack share (icl_kmeans.stacked.SHARED, without importing torch here).
+STACK_KEYS = ("embedding", "d", "k", "n", "batch", "steps", "eval_every", "val_batches", "gamma", "bias", "dropout")
+UNSTACKED_FIGURES = ("fig17",)  # plots per-run wall-clock time: its runs are trained and timed alone
+
+
+def stacks(st: Studies, seeds: list, size: int) -> dict:
+    """train_jobs=stack: stack name -> [(run, seed)], every (run, seed) of the stackable runs once.
+
+    Runs are grouped by STACK_KEYS; a group of more than `size` pairs is cut into the fewest stacks of
+    at most `size`, of near-equal sizes. Names: shape, then a digest of the members (stable).
+    """
+    alone = {r for fig in UNSTACKED_FIGURES for r in st.runs_of(fig)}
+    groups: dict = {}
+    for run in sorted(set(st.runs) - alone):
+        key = tuple(st.runs[run][k] for k in STACK_KEYS)
+        groups.setdefault(key, []).extend((run, int(seed)) for seed in seeds)
+    out = {}
+    for key, pairs in sorted(groups.items(), key=lambda kv: json.dumps(kv[0])):
+        parts = -(-len(pairs) // size)
+        per = -(-len(pairs) // parts)
+        for i in range(parts):
+            members = pairs[i * per:(i + 1) * per]
+            cfg = dict(zip(STACK_KEYS, key))
+            out[f"{cfg['embedding']}_d{cfg['d']}_k{cfg['k']}_n{cfg['n']}_{digest(members)[:10]}"] = members
+    return out
+
+
 def build(s: dict) -> Studies:
     check_headline_cells(s)
     largest_k = max(s["profile_k"] + s["table1_k"])

@@ -1,0 +1,112 @@
+"""Section 4 of `python -m icl_kmeans bench`: training throughput of stacked runs, in run-steps per second.
+
+One-at-a-time is train()'s step (sample, forward, backward, clip-norm, Adam; no host sync); stacked is
+train_stack's step for R runs of the same shape (different seeds). Ratio = stacked run-steps/s over
+one-at-a-time run-steps/s. Each timed call does `inner` steps and, on CUDA, waits for them.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+from .bench import time_round_robin
+
+SHAPES = {  # name -> (d, k, n, batch)
+    "quick": (4, 6, 128, 8),
+    "quick-d32": (32, 10, 128, 32),
+    "paper": (32, 10, 512, 32),
+}
+CPU_PAPER_R = (1, 4, 16)  # R = 64 at the paper size takes minutes per repeat on a laptop CPU: --full adds it
+
+
+def _config(shape: str, seed: int):
+    from .training import TrainConfig
+
+    d, k, n, batch = SHAPES[shape]
+    return TrainConfig(d=d, k=k, n=n, batch=batch, embedding="OH", regularizer="L2", tau=0.1, seed=seed)
+
+
+def _sync(dev):
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+
+
+def make_single(shape: str, dev: torch.device, inner: int):
+    """`inner` steps of train()'s hot loop for one run."""
+    from . import training as T
+    from .losses import smoothed_loss
+
+    config = _config(shape, 0)
+    model = T.build_model(config).to(dev).train()
+    opt = torch.optim.Adam(model.parameters(), lr=config.lr)
+    counter = iter(range(10**9))
+
+    def run():
+        for _ in range(inner):
+            g = torch.Generator().manual_seed(T.derived_seed(config.seed, T.STREAM_TRAIN, next(counter)))
+            tasks = T.sample_tasks(config.batch, generator=g, **T.task_kwargs(config))
+            X, C = T.to_device(tasks.X, dev), T.to_device(tasks.C, dev)
+            loss = smoothed_loss(X, model.centers(X, C), config.tau, config.regularizer).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            norm = torch.nn.utils.get_total_norm([p.grad for p in model.parameters()])
+            opt.step()
+            loss.detach() + 0 * norm
+        _sync(dev)
+
+    return run
+
+
+def make_stacked(shape: str, R: int, dev: torch.device, inner: int):
+    """`inner` steps of train_stack for R runs of the shape (seeds 0..R-1)."""
+    from .stacked import _new_member, _Stack
+
+    threads = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) \
+        if dev.type == "cuda" else 0  # train_stack's default
+    stack = _Stack([_new_member(_config(shape, s), None, None, torch.float32) for s in range(R)], dev, torch.float32,
+                   sampling_threads=threads)
+    counter = iter(range(10**9))
+
+    def run():
+        for _ in range(inner):
+            stack.step(next(counter))
+        _sync(dev)
+
+    return run
+
+
+def main(devices: list[str], shapes: list[str], Rs: list[int], repeats: int, warmup: int, inner: int,
+         full: bool = False) -> list[dict]:
+    """Prints one row per (device, shape, R) and returns them."""
+    rows = []
+    print(f"4. training throughput, stacked vs one at a time (run-steps/s; {inner} steps per timed call, "
+          f"median over {repeats} calls)")
+    print(f"  {'device':<6} {'shape':<28} {'R':>3} {'ms/step':>9} {'run-steps/s':>12} {'stacked/one':>12}")
+    for device in devices:
+        dev = torch.device(device)
+        if dev.type == "cuda":
+            from .training import deterministic_cuda
+
+            deterministic_cuda()
+        for shape in shapes:
+            d, k, n, batch = SHAPES[shape]
+            rs = [r for r in Rs if full or dev.type == "cuda" or shape != "paper" or r in CPU_PAPER_R]
+            fns = {"one": make_single(shape, dev, inner)}
+            fns.update({R: make_stacked(shape, R, dev, inner) for R in rs})
+            t = time_round_robin(fns, repeats, warmup)
+            one = inner / (t["one"].median / 1e3)
+            label = f"{shape} (d={d} k={k} n={n} B={batch})"
+            for key, timing in t.items():
+                R = 1 if key == "one" else key
+                rate = R * inner / (timing.median / 1e3)
+                row = dict(device=device, shape=shape, R=R, stacked=key != "one", ms_per_step=timing.median / inner,
+                           run_steps_per_s=rate, ratio=rate / one)
+                rows.append(row)
+                name, note = ("1", "one at a time") if key == "one" else (str(R), f"x{row['ratio']:.2f}")
+                print(f"  {device:<6} {label:<28} {name:>3} {row['ms_per_step']:>9.2f} {rate:>12.1f} {note:>14}",
+                      flush=True)
+            if dev.type == "cpu" and shape == "paper" and not full and set(Rs) - set(rs):
+                print(f"  (cpu paper size: R in {sorted(set(Rs) - set(rs))} left out; --full adds them)")
+    return rows

@@ -1,0 +1,106 @@
+"""The math of R runs stacked along a leading run dimension: forward (SPEC 4), loss (SPEC 6), Adam.
+
+Parameters are one tensor per parameter of ClusterTransformer, named as in its state_dict, with a
+leading run dimension: heads.{mu}.{Q,K,V}.weight (R, w, w) and, with bias, .bias (R, w).
+Tokens are (R, B, m, w). A linear map is one batched matmul over the run dimension, and the
+attention folds the run dimension into the batch dimension, so it takes the same (fused,
+memory-linear) path of attention.soft_distance_attention as a single run.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .attention import soft_distance_attention, sqdist
+from .embeddings import embed
+from . import losses
+
+BETA1, BETA2, EPS = 0.9, 0.999, 1e-8  # torch.optim.Adam defaults, which train() uses
+
+
+def _linear(Z: torch.Tensor, params: dict, name: str) -> torch.Tensor:
+    """nn.Linear per run: Z W_r^T + b_r for Z (R, B, m, w)."""
+    R, B, m, w = Z.shape
+    out = torch.matmul(Z.reshape(R, B * m, w), params[f"{name}.weight"].transpose(-1, -2))
+    bias = params.get(f"{name}.bias")
+    if bias is not None:
+        out = out + bias.unsqueeze(1)
+    return out.reshape(R, B, m, -1)
+
+
+def _attention(params: dict, mu: int, Z, Zk, g: float, dropout: float) -> torch.Tensor:
+    """A(Z, Z'; theta_mu) for every run: softmax_j(-g ||Q z_i - K z'_j||^2) V z'_j."""
+    q, k, v = (_linear(T, params, f"heads.{mu}.{P}") for T, P in ((Z, "Q"), (Zk, "K"), (Zk, "V")))
+    R, B = Z.shape[:2]
+    fold = lambda t: t.reshape(R * B, *t.shape[2:])  # noqa: E731  run dim into the batch dim
+    return soft_distance_attention(fold(q), fold(k), fold(v), g, fused=True, dropout=dropout).reshape(q.shape)
+
+
+def forward(params: dict, X: torch.Tensor, C: torch.Tensor, embedding: str, gamma: float,
+            dropout: float = 0.0) -> torch.Tensor:
+    """F(X, C) of each run: X (R, B, n, d), C (R, B, k, d) -> centers (R, B, k, d) (SPEC 4, one layer)."""
+    R, B, n, d = X.shape
+    X_bar, C_bar = embed(X.reshape(R * B, n, d), C.reshape(R * B, -1, d), embedding)
+    X_bar, C_bar = X_bar.reshape(R, B, n, -1), C_bar.reshape(R, B, C.shape[2], -1)
+    g = gamma / math.sqrt(X_bar.shape[-1])
+    X_next = X_bar + _attention(params, 0, X_bar, C_bar, g, dropout) + _attention(params, 1, X_bar, X_bar, g, dropout)
+    C_next = C_bar + _attention(params, 2, C_bar, X_next, g, dropout) + _attention(params, 3, C_bar, C_bar, g, dropout)
+    return C_next[..., :d]
+
+
+def smoothed_loss(X: torch.Tensor, C: torch.Tensor, tau: torch.Tensor, is_ne) -> torch.Tensor:
+    """Batch loss of each run (R,): mean over tasks of losses.smoothed_loss (SPEC 6) with the run's tau.
+
+    tau: (R,); is_ne: True (all NE), None (all L2) or an (R,) bool tensor selecting NE over L2 per run.
+    """
+    tau = tau.view(-1, 1, 1, 1)
+    if is_ne is None or is_ne is True:
+        return losses.smoothed_loss(X, C, tau, "NE" if is_ne else "L2").mean(-1)
+    ne, l2 = losses.smoothed_loss(X, C, tau, "NE"), losses.smoothed_loss(X, C, tau, "L2")
+    return torch.where(is_ne.view(-1, 1), ne, l2).mean(-1)
+
+
+def objective(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
+    """k-means objective L(X, C) per task, any leading dims (as losses.kmeans_objective)."""
+    return sqdist(X, C).amin(-1).sum(-1)
+
+
+@torch.no_grad()
+def grad_norm(grads: list[torch.Tensor]) -> torch.Tensor:
+    """The 2-norm of each run's whole gradient, (R,) (torch.nn.utils.get_total_norm per run)."""
+    R = grads[0].shape[0]
+    return torch.stack([g.reshape(R, -1).pow(2).sum(-1) for g in grads]).sum(0).sqrt()
+
+
+@torch.no_grad()
+def clip_(grads: list[torch.Tensor], norm: torch.Tensor, clip: torch.Tensor, has_clip: torch.Tensor) -> None:
+    """torch.nn.utils.clip_grad_norm_ per run: scale run r's gradients by min(1, clip_r / (norm_r + 1e-6))."""
+    coef = torch.where(has_clip, (clip / (norm + 1e-6)).clamp(max=1.0), torch.ones_like(norm))
+    for g in grads:
+        g.mul_(coef.view(-1, *([1] * (g.dim() - 1))))
+
+
+@torch.no_grad()
+def adam_(params: list, grads: list, exp_avg: list, exp_avg_sq: list, step: torch.Tensor, lr: torch.Tensor,
+          active: torch.Tensor) -> None:
+    """torch.optim.Adam (default betas, eps; no weight decay) per run, in place, for the runs in `active`.
+
+    step (R,) counts each run's own updates (float64, as Adam's bias corrections); lr (R,). An inactive
+    run (diverged, or whose loss was not finite at this step) keeps its parameters and moments.
+    """
+    step.add_(active.to(step.dtype))
+    bc1 = 1 - BETA1 ** step
+    bc2_sqrt = (1 - BETA2 ** step).sqrt()
+    step_size = lr.to(step.dtype) / bc1
+    for p, g, m, v in zip(params, grads, exp_avg, exp_avg_sq):
+        shape = (-1,) + (1,) * (p.dim() - 1)
+        on = active.view(shape)
+        m_new = m.lerp(g, 1 - BETA1)
+        v_new = v.mul(BETA2).addcmul_(g, g, value=1 - BETA2)
+        denom = (v_new.sqrt() / bc2_sqrt.to(p.dtype).view(shape)).add_(EPS)
+        p_new = p - step_size.to(p.dtype).view(shape) * m_new / denom
+        p.copy_(torch.where(on, p_new, p))
+        m.copy_(torch.where(on, m_new, m))
+        v.copy_(torch.where(on, v_new, v))
