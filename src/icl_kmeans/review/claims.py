@@ -411,7 +411,7 @@ def _gap_max(tables, family: str) -> tuple[float, int]:
     df = tables.get("fig5")
     sub = df[(df["metric"] == "gap_max") & (df["testset"] == family)]
     sub = _require(sub[np.isfinite(sub["value"].astype(float))], f"finite gap_max on {family} tasks (fig5)")
-    return float(sub["value"].max()), int(tables.settings.get("n", -1))
+    return float(sub["value"].max()), int(tables.settings.get("n_points", -1))
 
 
 def _claim7(tables, family, check):
