@@ -1,11 +1,13 @@
 """Timing and peak memory of OH vs BN: positive numbers, a peak-memory meter that measures what it should."""
 
+import inspect
 import math
 
 import pandas as pd
 import pytest
 import torch
 
+from icl_kmeans import profiling
 from icl_kmeans.profiling import GRID_COLUMNS, METRICS, MB, peak_cpu_memory, profile_grid, profile_model, relative_gain
 
 FAST = dict(n=64, batch=4, warmup=1, reps=2, device="cpu")
@@ -77,3 +79,9 @@ def test_bad_input():
 def test_cuda_profile():
     r = profile_model(4, 10, "BN", n=64, batch=4, warmup=1, reps=2, device="cuda")
     assert r["peak_memory_mb"] > 0 and r["forward_train_ms"] > 0
+
+
+def test_peak_cpu_memory_uses_only_public_profiler_interfaces():
+    """The private prof.profiler.kineto_results changed across torch versions; never reach into it."""
+    src = inspect.getsource(profiling.peak_cpu_memory)
+    assert "kineto" not in src and ".profiler." not in src and "._" not in src
