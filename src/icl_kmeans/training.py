@@ -142,15 +142,13 @@ def relative_loss(model: ClusterTransformer, tasks: TaskBatch, chunk: int = 64) 
     model.eval()
     dev = next(model.parameters()).device
     ratios = []
-    try:
-        for s in range(0, len(tasks), chunk):
-            X, C = tasks.X[s:s + chunk].to(dev), tasks.C[s:s + chunk].to(dev)
-            C_out = model(X, C)
-            if not torch.isfinite(C_out).all():  # an exploding model: the run will be reported as diverged
-                return math.nan
-            ratios.append(kmeans_objective(X, C_out) / kmeans_objective(X, lloyd(X, C, 1)[0]))
-    finally:
-        model.train(was_training)
+    for s in range(0, len(tasks), chunk):
+        X, C = tasks.X[s:s + chunk].to(dev), tasks.C[s:s + chunk].to(dev)
+        C_out = model(X, C)
+        if not torch.isfinite(C_out).all():  # an exploding model: the run will be reported as diverged
+            return math.nan
+        ratios.append(kmeans_objective(X, C_out) / kmeans_objective(X, lloyd(X, C, 1)[0]))
+    model.train(was_training)
     return torch.cat(ratios).mean().item()
 
 
@@ -205,7 +203,7 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
     val = (val_tasks if val_tasks is not None else validation_tasks(config)).to(dev)
     rows: list[dict] = []
     start_step, wall_before, status, diverged_step, resumed_from = 0, 0.0, "ok", None, None
-    rng_state, rolled_back = None, False
+    rng_state = None
 
     if checkpoint is not None and checkpoint.exists():
         ckpt = load_checkpoint(checkpoint, map_location=dev)
@@ -263,17 +261,13 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
             loss.backward()
             if config.clip_grad is not None:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip_grad)
-            validate = (step + 1) % config.eval_every == 0 or step + 1 == config.steps
-            last_finite = {k: v.clone() for k, v in model.state_dict().items()} if validate else None
             opt.step()
             step += 1
             rel = math.nan
-            if validate:
+            if step % config.eval_every == 0 or step == config.steps:
                 rel = relative_loss(model, val)
-                if not math.isfinite(rel):  # the model now maps validation tasks to non-finite centers:
-                    status, diverged_step = "diverged", step  # keep the parameters before this update
-                    model.load_state_dict(last_finite)
-                    rolled_back = True
+                if not math.isfinite(rel):  # the model now maps validation tasks to non-finite centers
+                    status, diverged_step = "diverged", step
                 elif sched is not None:
                     sched.step(rel)
             rows.append(dict(step=step, train_loss=loss.item(), rel_val_loss=rel, lr=opt.param_groups[0]["lr"],
@@ -284,8 +278,6 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
                     bar.set_postfix(loss=f"{loss.item():.4g}", rel_val=f"{rel:.4g}", refresh=False)
             if status == "ok" and step % checkpoint_every == 0 and step < end:
                 save(step, time.perf_counter() - t0)
-        if rolled_back:
-            step -= 1  # diverged at a validation: the kept parameters are those of the step before
         wall = time.perf_counter() - t0
         save(step, wall)
     if bar is not None:
