@@ -179,7 +179,7 @@ def test_table1(tmp_path, tables, settings):
     assert list(back.columns) == table1.COLUMNS and len(back) == len(t)
     text = md.read_text()
     assert "smoke preset" in text and "| 25 | 25 / 5 |" in text and "x |" in text
-    assert text.index("## materialised attention (paper-comparable") < text.index("## fused attention")
+    assert text.index("## materialised attention: paper-comparable") < text.index("## fused attention")
     with pytest.raises(ValueError):
         table1.build(tables["table1"][tables["table1"]["d"] != 32])
     with pytest.raises(ValueError):

@@ -72,7 +72,8 @@ def profile_model(d: int, k: int, embedding: str, n: int = 1024, batch: int = 32
 
     device None or "auto": CUDA when available, else CPU. The models of all implementations have the
     same parameters (initialised from `seed`) and see the same tasks (sample_tasks(seed=seed)); their
-    timings are interleaved (timing.time_round_robin), so their ratio holds on a loaded machine.
+    timings are interleaved (timing.time_round_robin), so their ratio holds on a loaded machine. Each
+    round times a training forward and then the backward pass of the loss of that same forward.
     """
     _checks.positive_int("d", d)
     _checks.positive_int("k", k, minimum=2)
@@ -102,10 +103,17 @@ def profile_model(d: int, k: int, embedding: str, n: int = 1024, batch: int = 32
     def forward(model):
         return lambda: model(X, C)
 
-    def fresh_loss(model):
+    outputs = {}
+
+    def forward_kept(a):  # the timed training forward; its output feeds the timed backward of the same round
+        def run():
+            outputs[a] = models[a](X, C)
+        return run
+
+    def loss_of_kept(a):
         def setup():
-            model.zero_grad(set_to_none=True)
-            return smoothed_kmeans_loss(X, model(X, C), tau, regularizer).mean()
+            models[a].zero_grad(set_to_none=True)
+            return smoothed_kmeans_loss(X, outputs.pop(a), tau, regularizer).mean()
         return setup
 
     def step(model):
@@ -122,9 +130,9 @@ def profile_model(d: int, k: int, embedding: str, n: int = 1024, batch: int = 32
 
     for m in models.values():
         m.train()
-    forward_train = time_round_robin({a: forward(m) for a, m in models.items()}, reps, warmup, dev)
-    backward = time_round_robin({a: (lambda loss: loss.backward()) for a in models}, reps, warmup, dev,
-                                setups={a: fresh_loss(m) for a, m in models.items()})
+    train_fns = {(stage, a): fn for a in models
+                 for stage, fn in (("forward", forward_kept(a)), ("backward", lambda loss: loss.backward()))}
+    train = time_round_robin(train_fns, reps, warmup, dev, setups={("backward", a): loss_of_kept(a) for a in models})
     out = {}
     for a, model in models.items():
         model.zero_grad(set_to_none=True)
@@ -139,7 +147,7 @@ def profile_model(d: int, k: int, embedding: str, n: int = 1024, batch: int = 32
             peak = resident + peak_cpu_memory(step(model))
         model.zero_grad(set_to_none=True)
         model.eval()
-        out[a] = dict(forward_train_ms=forward_train[a].median, backward_ms=backward[a].median,
+        out[a] = dict(forward_train_ms=train[("forward", a)].median, backward_ms=train[("backward", a)].median,
                       peak_memory_mb=peak / MB, extra_dims=code_width(k, embedding))
     forward_eval = time_round_robin({a: no_grad(forward(m)) for a, m in models.items()}, reps, warmup, dev)
     for a in models:

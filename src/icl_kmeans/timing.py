@@ -1,6 +1,6 @@
 """Wall-clock timing of callables: the one timing helper of profiling (Fig 1, Table 1) and the benchmark.
 
-Variants are timed interleaved (one call of each per round, after untimed warm-up calls), so that a
+Variants are timed interleaved (one call of each per round, after untimed warm-up rounds), so that a
 load that comes and goes affects all of them alike and their ratios hold on a shared machine. CUDA is
 synchronised around every timed call. Each variant may have an untimed set-up whose result is passed
 to it (e.g. a fresh loss for a timed backward pass).
@@ -41,18 +41,18 @@ def time_ms(fn: Callable, device: torch.device | str | None = None, setup: Calla
     return 1000 * (time.perf_counter() - t0)
 
 
-def time_round_robin(fns: dict[str, Callable], repeats: int, warmup: int, device=None,
-                     setups: dict[str, Callable] | None = None) -> dict[str, Timing]:
-    """Times each callable `repeats` times, interleaved (one call of each per round) after `warmup`
-    untimed calls each; setups[name], if given, prepares each call of fns[name] untimed."""
+def time_round_robin(fns: dict, repeats: int, warmup: int, device=None,
+                     setups: dict | None = None) -> dict:
+    """Times each callable `repeats` times, interleaved (one call of each per round, in the order of fns)
+    after `warmup` untimed rounds; setups[name], if given, prepares each call of fns[name] untimed (it
+    may use what an earlier callable of the same round left, e.g. the output of a timed forward pass)."""
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats={repeats!r}, warmup={warmup!r} are invalid; expected repeats >= 1, warmup >= 0")
     setups = setups or {}
-    for name, fn in fns.items():
-        for _ in range(warmup):
-            time_ms(fn, device, setups.get(name))
     times = {name: [] for name in fns}
-    for _ in range(repeats):
+    for round_ in range(warmup + repeats):
         for name, fn in fns.items():
-            times[name].append(time_ms(fn, device, setups.get(name)))
+            ms = time_ms(fn, device, setups.get(name))
+            if round_ >= warmup:
+                times[name].append(ms)
     return {name: Timing(ts) for name, ts in times.items()}

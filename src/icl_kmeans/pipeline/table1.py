@@ -29,8 +29,9 @@ from ..profile_table import ATTENTIONS, PAPER_ATTENTION
 from .figures import scale_line
 
 D = 32
-ATTENTION_NAMES = {"materialised": "paper-comparable: materialised n x n distances + softmax, as the paper timed",
-                   "fused": "this pipeline: fused, memory-linear attention (what it trains with)"}
+ATTENTION_NAMES = {"materialised": "paper-comparable (the n x n distances and softmax materialised, as the paper "
+                                   "timed)",
+                   "fused": "this pipeline's memory-linear kernel (what it trains with)"}
 COLUMNS = ["attention", "k", "extra_dims_OH", "extra_dims_BN", "forward_ms_OH", "forward_ms_BN", "forward_speedup",
            "backward_ms_OH", "backward_ms_BN", "backward_speedup", "peak_memory_mb_OH", "peak_memory_mb_BN",
            "memory_reduction_pct", "forward_eval_ms_OH", "forward_eval_ms_BN", "forward_eval_speedup", "device"]
@@ -92,7 +93,7 @@ def markdown(table: pd.DataFrame, settings: dict | None = None) -> str:
         lines += [f"Device: {', '.join(d for d in devices if d)}. Times in ms are medians of the timed "
                   "repetitions; the forward pass is in train mode (with autograd).", ""]
     for attention in [a for a in ATTENTIONS if a in set(table["attention"])]:
-        lines += [f"## {attention} attention ({ATTENTION_NAMES[attention]})", ""]
+        lines += [f"## {attention} attention: {ATTENTION_NAMES[attention]}", ""]
         lines.append("| " + " | ".join(MARKDOWN_HEADER) + " |")
         lines.append("|" + "|".join(["---:"] * len(MARKDOWN_HEADER)) + "|")
         for r in table[table["attention"] == attention].itertuples(index=False):
