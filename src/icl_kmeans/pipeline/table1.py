@@ -104,7 +104,8 @@ def markdown(table: pd.DataFrame, settings: dict | None = None) -> str:
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     lines += ["Paper (k = 1000, laptop GPU, materialised attention): forward 193.07 vs 15.90 ms (12.14x), backward "
-              "308.28 vs 32.33 ms (9.54x), peak memory 3930 vs 1208 MB (69.3% less); at k = 6 BN is slightly slower (0.88x).", ""]
+              "308.28 vs 32.33 ms (9.54x), peak memory 3930 vs 1208 MB (69.3% less); at k = 6 BN is slightly "
+              "slower (0.88x).", ""]
     return "\n".join(lines)
 
 

@@ -13,7 +13,7 @@ SHIFT_ORDER = ("unequal weights", "anisotropic", "scale 0.05", "scale 0.2")
 
 
 def multistep_panel(ax, data: pd.DataFrame, fig_id: str, what: str, metric: str = "log_objective",
-                     curves=None) -> int:
+                    curves=None) -> int:
     data = require(data[data["metric"] == metric], fig_id, f"{metric} ({what})")
     require(data[data["run"].notna()], fig_id, f"any trained model, {metric} ({what})")
     data, bad = finite(data)
