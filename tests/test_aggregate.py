@@ -129,9 +129,11 @@ def eval_frame(fig: str, spec: dict, seeds=(1, 2, 3)) -> tuple[pd.DataFrame, pa.
             for e in ("OH", "BN"):
                 extra = k if e == "OH" else math.ceil(math.log2(k))
                 w = d + extra
-                for metric, v in (("forward_train_ms", 0.1 * w), ("backward_ms", 0.2 * w),
-                                  ("peak_memory_mb", 1.0 * w), ("forward_eval_ms", 0.05 * w), ("extra_dims", extra)):
-                    rows.append((fig, d, k, e, metric, float(v), "cpu"))
+                for attention, cost in (("materialised", 1.0), ("fused", 0.5)):
+                    for metric, v in (("forward_train_ms", 0.1 * w), ("backward_ms", 0.2 * w),
+                                      ("peak_memory_mb", 1.0 * w), ("forward_eval_ms", 0.05 * w)):
+                        rows.append((fig, d, k, e, attention, metric, cost * v, "cpu"))
+                    rows.append((fig, d, k, e, attention, "extra_dims", float(extra), "cpu"))
     return pd.DataFrame(rows, columns=PROFILE_SCHEMA.names), PROFILE_SCHEMA
 
 

@@ -7,7 +7,8 @@ import torch
 from scipy.stats import wasserstein_distance
 
 from icl_kmeans import sample_tasks
-from icl_kmeans.dissimilarity import as_matrix, distance_profile, task_dissimilarity
+from icl_kmeans.dissimilarity import distance_profile, task_dissimilarity
+from icl_kmeans.emd_table import emd_matrix
 
 FAMS = ("normal", "cauchy", "gumbel")
 
@@ -29,8 +30,8 @@ def test_distance_profile_is_all_squared_distances():
 def test_matrix_symmetric_zero_diagonal_and_families_separate(sets):
     df = task_dissimilarity(sets)
     assert list(df.columns) == ["row_family", "row_index", "col_family", "col_index", "emd"] and len(df) == 144
-    labels, M = as_matrix(df)
-    assert labels[:5] == ["normal:0", "normal:1", "normal:2", "normal:3", "cauchy:0"]
+    labels, M = emd_matrix(df.sample(frac=1, random_state=0))  # any row order: tasks ordered by family
+    assert labels[:5] == [("normal", 0), ("normal", 1), ("normal", 2), ("normal", 3), ("cauchy", 0)]
     assert M.shape == (12, 12)
     np.testing.assert_array_equal(M, M.T)
     np.testing.assert_array_equal(np.diag(M), 0)
@@ -43,12 +44,12 @@ def test_matrix_symmetric_zero_diagonal_and_families_separate(sets):
     assert M[1, 6] == pytest.approx(wasserstein_distance(*p), rel=1e-12)
 
 
-def test_as_matrix_rejects_incomplete_table(sets):
+def test_emd_matrix_rejects_incomplete_table(sets):
     df = task_dissimilarity({"normal": sets["normal"]})
     with pytest.raises(ValueError, match="misses some"):
-        as_matrix(df.iloc[1:])
+        emd_matrix(df.iloc[1:])
     with pytest.raises(ValueError, match="columns"):
-        as_matrix(pd.DataFrame({"a": [1]}))
+        emd_matrix(pd.DataFrame({"a": [1]}))
 
 
 def test_bad_input(sets):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import warnings
@@ -82,6 +83,7 @@ def test_figure_bytes_same_in_a_fresh_process(tmp_path, tables, settings):
             "figures.plot('fig7', sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]))")
     subprocess.run([sys.executable, "-c", code, str(table), str(tmp_path / "b.pdf"), str(tmp_path / "b.png"),
                     json.dumps(s)], check=True, env={"PYTHONHASHSEED": "123", "PATH": "/usr/bin:/bin",
+                                                     "PYTHONPATH": str(REPO / "src"),  # this checkout's code
                                                      "HOME": str(tmp_path), "MPLCONFIGDIR": str(tmp_path / "mpl")})
     assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
@@ -108,8 +110,8 @@ def test_missing_panel_raises(tmp_path, tables, settings):
 
 def test_scale_line_names_the_preset(settings):
     line = figures.scale_line("fig2", settings)
-    assert line.startswith("smoke preset: 3 seeds, M=4, n=32, B=2")
-    assert "[paper: 10 seeds, M=10000, n=512, B=32" in line
+    assert line.startswith("smoke preset: ") and ", 3 seeds, M=4, n=32, B=2" in line.split("[paper")[0]
+    assert ", 10 seeds, M=10000, n=512, B=32" in line.split("[paper: ")[1]
     assert "M=2" in figures.scale_line("fig11", settings)
     assert "training n in {32, 48}" in figures.scale_line("fig13", settings)
     assert "evaluated at n in {16, 64}" in figures.scale_line("fig12", settings)
@@ -121,11 +123,35 @@ def test_scale_line_names_the_preset(settings):
     assert "[paper" not in figures.scale_line("fig6", paper)
 
 
-def test_paper_constants_match_the_paper_preset():
-    paper = yaml.safe_load((REPO / "workflow/presets/paper.yaml").read_text())
-    for key, value in figures.PAPER.items():
-        expected = len(paper[key]) if key == "seeds" else paper.get(key, paper.get("n"))
-        assert value == expected, key
+def test_paper_scale_is_read_from_the_paper_preset(tmp_path, monkeypatch, settings):
+    """The paper's part of every scale line comes from workflow/presets/paper.yaml, not from a copy."""
+    from icl_kmeans.pipeline.figures import scale
+
+    workflow = tmp_path / "workflow"
+    shutil.copytree(REPO / "workflow" / "schemas", workflow / "schemas")
+    shutil.copytree(REPO / "workflow" / "presets", workflow / "presets")
+    schema = yaml.safe_load((workflow / "schemas" / "config.schema.yaml").read_text())
+    schema["properties"].setdefault("training", {"enum": ["reference", "plain"], "default": "plain"})
+    (workflow / "schemas" / "config.schema.yaml").write_text(yaml.safe_dump(schema))
+    paper = yaml.safe_load((workflow / "presets" / "paper.yaml").read_text())
+    (workflow / "presets" / "paper.yaml").write_text(yaml.safe_dump({**paper, "steps": 12345, "training": "reference"}))
+    monkeypatch.setattr(scale, "WORKFLOW_DIR", workflow)
+    line = figures.scale_line("fig2", settings)
+    assert "[paper: reference training (plateau, bias, dropout 0.01), 10 seeds, M=12345, n=512, B=32" in line
+    assert figures.paper_settings()["steps"] == 12345
+
+
+def test_scale_lines_say_which_training(settings):
+    untagged = {k: v for k, v in settings.items() if k != "training"}  # settings from before the key: plain
+    for s, name in ((untagged, "plain Adam"), ({**settings, "training": "plain"}, "plain Adam"),
+                    ({**settings, "training": "reference"}, "reference training (plateau, bias, dropout 0.01)")):
+        for fig in ("fig2", "fig3", "fig6", "fig12"):  # training curves, surfaces, multi-step: trained models
+            line = figures.scale_line(fig, figures.figure_settings(fig, s))
+            assert line.startswith(f"smoke preset: {name}, 3 seeds"), line
+        for fig in ("fig1", "fig9", "table1"):  # no trained model
+            assert "Adam" not in figures.scale_line(fig, s) and "reference" not in figures.scale_line(fig, s)
+    with pytest.raises(ValueError, match="'training' = 'fancy'"):
+        figures.scale_line("fig2", {**settings, "training": "fancy"})
 
 
 def test_palette_is_consistent():
@@ -137,20 +163,37 @@ def test_palette_is_consistent():
 def test_table1(tmp_path, tables, settings):
     csv, md = tmp_path / "t.csv", tmp_path / "t.md"
     t = table1.write(tables["table1"], csv, md, figures.figure_settings("table1", settings))
-    assert list(t["k"]) == sorted(settings["table1_k"])
+    ks = sorted(settings["table1_k"])
+    assert list(t["attention"]) == ["materialised"] * len(ks) + ["fused"] * len(ks)  # paper-comparable first
+    assert list(t["k"]) == ks + ks
     assert list(t.columns) == table1.COLUMNS
-    row = t[t["k"] == 25].iloc[0]
+    paper = table1.paper_comparable(t)
+    assert list(paper["k"]) == ks and set(paper["attention"]) == {"materialised"}
+    row = paper[paper["k"] == 25].iloc[0]
     assert (row.extra_dims_OH, row.extra_dims_BN) == (25, 5)
     assert row.forward_speedup == pytest.approx((32 + 25) / (32 + 5))
     assert row.memory_reduction_pct == pytest.approx(100 * (1 - 37 / 57))
+    fused = t[(t["attention"] == "fused") & (t["k"] == 25)].iloc[0]
+    assert fused.forward_ms_OH == pytest.approx(row.forward_ms_OH / 2)  # the fixture's fused costs half
     back = pd.read_csv(csv)
     assert list(back.columns) == table1.COLUMNS and len(back) == len(t)
     text = md.read_text()
     assert "smoke preset" in text and "| 25 | 25 / 5 |" in text and "x |" in text
+    assert text.index("## materialised attention: paper-comparable") < text.index("## fused attention")
     with pytest.raises(ValueError):
         table1.build(tables["table1"][tables["table1"]["d"] != 32])
     with pytest.raises(ValueError):
         table1.build(tables["table1"].iloc[0:0])
+    with pytest.raises(ValueError, match="no attention column"):
+        table1.build(tables["table1"].drop(columns=["attention"]))
+
+
+def test_fig1_shows_both_attentions(tables, settings):
+    figure = figures.draw("fig1", tables["fig1"], figures.figure_settings("fig1", settings))
+    titles = [ax.get_title() for ax in figure.axes if ax.get_title()]
+    assert len(titles) == 8
+    assert sum("materialised n x n attention (as the paper timed)" in t for t in titles) == 4
+    assert sum("fused attention (this pipeline)" in t for t in titles) == 4
 
 
 def test_captions_exist_and_render(settings):
@@ -184,3 +227,38 @@ def test_one_figure_builds_only_what_it_needs():
     assert dry_run_rules("fig2", "preset=smoke", "train_jobs=seed") == {
         "validation_tasks", "train", "aggregate", "plot_fig2", "fig2"}
     assert dry_run_rules("table1", "preset=smoke") == {"profile_timing", "aggregate", "write_table1", "table1"}
+
+
+def _training_rows(values: dict, val_steps: dict) -> pd.DataFrame:
+    """A training table of one curve: values[seed] = train_loss at steps 1, 2, ...; val_steps[seed] = its
+    validation steps (rel_val_loss 0.5)."""
+    rows = []
+    for seed, losses in values.items():
+        for step, v in enumerate(losses, start=1):
+            rows.append(dict(step=step, metric="train_loss", value=float(v), seed=seed))
+        rows += [dict(step=s, metric="rel_val_loss", value=0.5, seed=seed) for s in val_steps[seed]]
+    df = pd.DataFrame(rows).assign(figure="fig10", d=4, curve="OH:L2", embedding="OH", regularizer="L2", run="R",
+                                   status="ok", diverged_step=pd.NA)
+    return df[["figure", "d", "curve", "embedding", "regularizer", "run", "seed", "status", "diverged_step", "step",
+               "metric", "value"]]
+
+
+def test_training_loss_is_averaged_over_each_validation_interval():
+    from icl_kmeans.pipeline.figures.training import block_means
+
+    df = _training_rows({1: [1, 2, 3, 4, 10, 20, 30, 40], 2: [5, 5, 5, 9, 9, 9]}, {1: [0, 4, 8], 2: [0, 4]})
+    out = block_means(df)
+    train = out[out["metric"] == "train_loss"].sort_values(["seed", "step"])
+    assert train[["seed", "step", "value"]].values.tolist() == [[1, 4, 2.5], [1, 8, 25.0], [2, 4, 6.0], [2, 6, 9.0]]
+    pd.testing.assert_frame_equal(out[out["metric"] == "rel_val_loss"].reset_index(drop=True),
+                                  df[df["metric"] == "rel_val_loss"].reset_index(drop=True))
+
+
+def test_training_curve_is_the_median_of_per_seed_block_means(settings):
+    # per seed the block means are 2.5 / 25, 3 / 30, 100 / 100; the median over seeds 3 and 30. The raw
+    # per-step median would zigzag (1, 2, 3, ... per step) and have 8 points.
+    values = {1: [1, 2, 3, 4, 10, 20, 30, 40], 2: [2, 2, 4, 4, 30, 30, 30, 30], 3: [100] * 8}
+    df = _training_rows(values, {s: [0, 4, 8] for s in values})
+    figure = figures.draw("fig10", df, figures.figure_settings("fig10", settings))
+    line = figure.axes[0].lines[0]
+    assert list(line.get_xdata()) == [4, 8] and list(line.get_ydata()) == [3.0, 30.0]

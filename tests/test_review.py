@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from icl_kmeans.pipeline import settings as settings_mod
 from icl_kmeans.review import claims as C
 from icl_kmeans.review import manifest as M
 from icl_kmeans.review import provenance as P
@@ -174,6 +175,8 @@ def _multistep(fig, testsets, model_value, lloyd_value, modes=("naive", "reembed
 
 
 def _profile(fig, ds, ks, fwd, lighter_bn=True):
+    """Profile rows of both attentions: fwd for the materialised one (the paper's, which the claims check);
+    the fused one has the opposite trend (BN always 3x slower and heavier), so a claim reading it fails."""
     rows = []
     for d in ds:
         for k in ks:
@@ -182,7 +185,10 @@ def _profile(fig, ds, ks, fwd, lighter_bn=True):
                         "peak_memory_mb": 100.0 + ((e == "OH") == lighter_bn) * k,
                         "forward_eval_ms": fwd(d, k, e) / 2,
                         "extra_dims": float(k if e == "OH" else math.ceil(math.log2(k)))}
-                rows += [dict(figure=fig, d=d, k=k, embedding=e, metric=m, value=v, device="cpu") for m, v in vals.items()]
+                fused = {m: (v if m == "extra_dims" else (3.0 if e == "BN" else 1.0)) for m, v in vals.items()}
+                for attention, values in (("materialised", vals), ("fused", fused)):
+                    rows += [dict(figure=fig, d=d, k=k, embedding=e, attention=attention, metric=m, value=v,
+                                  device="cpu") for m, v in values.items()]
     return pd.DataFrame(rows)
 
 
@@ -236,9 +242,17 @@ def _paper_like(good: bool) -> dict:
     return dict(fig10=fig10, fig14=fig14, fig15=fig15, fig6=fig6, fig8=fig8, table1=table1, fig1=fig1, fig5=fig5)
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+def resolved(preset: str) -> dict:
+    """The settings the pipeline resolves for a preset (what it records in results/manifest.json)."""
+    return settings_mod.resolve({"preset": preset}, REPO / "workflow")
+
+
 def test_every_claim_passes_on_paper_like_tables(tmp_path):
     root = _write_tables(tmp_path / "results", _paper_like(True))
-    df = C.check(root, {"n": 512})
+    df = C.check(root, resolved("paper"))
     bad = df[df["status"] != C.PASS]
     assert bad.empty, bad[["id", "status", "measured", "detail"]].to_string()
     assert len(df) == len(C.CLAIMS) and df["id"].is_unique
@@ -246,7 +260,7 @@ def test_every_claim_passes_on_paper_like_tables(tmp_path):
 
 def test_every_claim_fails_on_contrary_tables(tmp_path):
     root = _write_tables(tmp_path / "results", _paper_like(False))
-    df = C.check(root, {"n": 512}).set_index("id")
+    df = C.check(root, resolved("paper")).set_index("id")
     passing = df[df["status"] != C.FAIL]
     # 8a (extra dimensions) is arithmetic and holds on any table written by the profiler
     assert list(passing.index) == ["8a"], passing[["status", "measured", "detail"]].to_string()
@@ -256,17 +270,18 @@ def test_not_run_when_the_preset_lacks_the_data(tmp_path):
     tables = _paper_like(True)
     tables["table1"] = _profile("table1", [32], [6, 25], lambda d, k, e: k if e == "OH" else 20.0)
     del tables["fig14"]
-    df = C.check(_write_tables(tmp_path / "results", tables), {"n": 32}).set_index("id")
+    df = C.check(_write_tables(tmp_path / "results", tables), resolved("smoke")).set_index("id")
     for cid in ("6a", "6b", "6c", "3a", "3b", "7a", "7b"):
         assert df.loc[cid, "status"] == C.NOT_RUN, cid
     assert "k >= 4 x d = 128" in df.loc["6a", "detail"] and "fig14" in df.loc["3a", "detail"]
+    assert "at n = 32;" in df.loc["7a", "detail"]  # the smoke preset's n_points, read from its real settings
     assert df.loc["7c", "status"] == C.PASS and df.loc["8b", "status"] == C.PASS  # k=6: 6 ms vs 20 ms: 0.3x
 
 
 def test_a_broken_table_is_an_error_not_a_finding(tmp_path):
     tables = _paper_like(True)
     tables["fig6"] = tables["fig6"].drop(columns=["mode"])
-    df = C.check(_write_tables(tmp_path / "results", tables), {"n": 512}).set_index("id")
+    df = C.check(_write_tables(tmp_path / "results", tables), resolved("paper")).set_index("id")
     assert (df.loc[["5a", "5b", "5c"], "status"] == C.ERROR).all()
 
 

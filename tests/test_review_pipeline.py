@@ -105,6 +105,8 @@ def test_review_passes_on_an_untouched_smoke_run(smoke_repo):
     assert list(claims["id"]) == [c.id for c, _ in CLAIMS]
     assert set(claims["status"]) <= {"PASS", "FAIL", "NOT-RUN"} and ERROR not in set(claims["status"])
     assert claims.set_index("id").loc["6a", "status"] == "NOT-RUN"  # smoke's Table 1 stops at k = 25 < 4 d
+    n = json.loads((smoke_repo / "results/manifest.json").read_text())["settings"]["n_points"]
+    assert f"at n = {n};" in claims.set_index("id").loc["7a", "detail"]  # claims read the recorded settings
     integrity = pd.read_csv(out / "integrity.tsv", sep="\t")
     assert set(integrity["status"]) == {"identical"}  # same machine: every rebuilt file byte-equal
     html = (out / "report.html").read_text()

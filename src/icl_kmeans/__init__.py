@@ -13,7 +13,7 @@ from importlib import import_module
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "sample_tasks": "tasks", "TaskBatch": "tasks", "FAMILIES": "tasks",
+    "sample_tasks": "tasks", "TaskBatch": "tasks", "FAMILIES": "constants",
     "ClusterTransformer": "model", "lloyd_transformer": "model",
     "embed": "embeddings", "binary_codes": "embeddings", "embedding_width": "embeddings",
     "lloyd": "baselines", "em": "baselines",

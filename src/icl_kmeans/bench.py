@@ -21,42 +21,18 @@ import contextlib
 import json
 import math
 import os
-import statistics
 import subprocess
 import sys
 import time
 
 import torch
 
-CONFIGS = [(e, r) for e in ("OH", "BN", "NA") for r in ("NE", "L2")]
+from .constants import EMBEDDINGS, REGULARIZERS
+from .timing import Timing, time_round_robin
+
+CONFIGS = [(e, r) for e in EMBEDDINGS for r in REGULARIZERS]
 TARGET_STEP_MS = 90.0
 TARGET_PEAK_GB = 4.0
-
-
-class Timing(tuple):
-    """(median, minimum) milliseconds over the timed repeats."""
-
-    def __new__(cls, times_s):
-        ms = sorted(1e3 * t for t in times_s)
-        return super().__new__(cls, (statistics.median(ms), ms[0]))
-
-    median = property(lambda self: self[0])
-    min = property(lambda self: self[1])
-
-
-def time_round_robin(fns: dict, repeats: int, warmup: int) -> dict:
-    """Times each callable `repeats` times, interleaved (one call of each per round) after `warmup`
-    untimed calls each, so that a load that comes and goes affects all of them alike."""
-    for fn in fns.values():
-        for _ in range(warmup):
-            fn()
-    times = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            t = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t)
-    return {name: Timing(ts) for name, ts in times.items()}
 
 
 def loop_sample_tasks(batch: int, n: int, d: int, k: int, generator: torch.Generator, scale: float = 0.1):

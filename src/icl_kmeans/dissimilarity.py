@@ -14,9 +14,8 @@ import torch
 from scipy.stats import wasserstein_distance
 
 from .attention import sqdist
+from .emd_table import COLUMNS
 from .tasks import TaskBatch
-
-COLUMNS = ["row_family", "row_index", "col_family", "col_index", "emd"]
 
 
 def distance_profile(tasks: TaskBatch) -> list[np.ndarray]:
@@ -36,6 +35,7 @@ def task_dissimilarity(task_sets: dict[str, TaskBatch]) -> pd.DataFrame:
     Tasks are ordered block by block in the dict's order (e.g. normal, cauchy, gumbel, laplace,
     lognormal), index = position within its block. One row per ordered pair (row, col), including
     the diagonal (0) and both (i, j) and (j, i) (equal: each pair is computed once and mirrored).
+    emd_table.emd_matrix makes the square matrix.
     """
     if not isinstance(task_sets, dict) or not task_sets:
         raise ValueError(f"task_sets must be a non-empty dict family -> TaskBatch, got {task_sets!r:.80}")
@@ -53,19 +53,3 @@ def task_dissimilarity(task_sets: dict[str, TaskBatch]) -> pd.DataFrame:
             D[a, b] = D[b, a] = wasserstein_distance(profiles[a], profiles[b])
     rows = [(fa, ia, fb, ib, D[a, b]) for a, (fa, ia) in enumerate(labels) for b, (fb, ib) in enumerate(labels)]
     return pd.DataFrame(rows, columns=COLUMNS).astype({"row_index": "int64", "col_index": "int64", "emd": "float64"})
-
-
-def as_matrix(df: pd.DataFrame) -> tuple[list[str], np.ndarray]:
-    """The (m, m) EMD matrix of a task_dissimilarity table and its labels "family:index", in first-seen row order."""
-    if not isinstance(df, pd.DataFrame) or not set(COLUMNS) <= set(df.columns):
-        raise ValueError(f"df must be a DataFrame with columns {COLUMNS} (from task_dissimilarity)")
-    keys = list(dict.fromkeys(zip(df["row_family"], df["row_index"])))
-    pos = {key: i for i, key in enumerate(keys)}
-    M = np.full((len(keys), len(keys)), np.nan)
-    for rf, ri, cf, ci, v in df[COLUMNS].itertuples(index=False):
-        if (cf, ci) not in pos:
-            raise ValueError(f"column task {cf}:{ci} never appears as a row task; the table is not square")
-        M[pos[(rf, ri)], pos[(cf, ci)]] = v
-    if np.isnan(M).any():
-        raise ValueError("the table misses some (row, col) pairs; expected all pairs from task_dissimilarity")
-    return [f"{f}:{i}" for f, i in keys], M

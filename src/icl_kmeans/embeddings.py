@@ -13,8 +13,7 @@ import math
 import torch
 
 from . import _checks
-
-EMBEDDINGS = ("OH", "BN", "NA")
+from .constants import EMBEDDINGS
 
 
 def code_width(k: int, embedding: str) -> int:

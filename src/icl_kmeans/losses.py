@@ -8,8 +8,7 @@ from scipy.optimize import linear_sum_assignment
 
 from . import _checks
 from .attention import sqdist
-
-REGULARIZERS = ("NE", "L2")
+from .constants import REGULARIZERS
 
 
 def _unbatch(value: torch.Tensor, batched: bool) -> torch.Tensor:

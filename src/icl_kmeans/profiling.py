@@ -12,17 +12,17 @@ interference from other processes better than the mean); CUDA is synchronised ar
 Peak memory counts every tensor alive at the worst moment, including the model and the input tasks:
 - CUDA: torch.cuda.max_memory_allocated() after torch.cuda.reset_peak_memory_stats().
 - CPU: there is no allocator peak counter, so one forward + backward runs under torch.profiler with
-  profile_memory=True; its raw allocation events (+bytes on allocation, -bytes on free, all threads)
-  are sorted by time and summed; the maximum of that running sum is the peak above what was alive
+  profile_memory=True; the allocation events of its Chrome trace (+bytes on allocation, -bytes on
+  free) are sorted by time and summed; the maximum of that running sum is the peak above what was alive
   before, to which the bytes already alive (parameters and inputs) are added. See peak_cpu_memory.
 """
 
 from __future__ import annotations
 
-import math
-import statistics
-import time
+import json
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import pandas as pd
 import torch
@@ -31,53 +31,49 @@ from . import _checks
 from .embeddings import EMBEDDINGS, code_width
 from .losses import smoothed_kmeans_loss
 from .model import ClusterTransformer
+from .profile_table import ATTENTIONS, GRID_COLUMNS, METRICS
 from .tasks import sample_tasks
+from .timing import time_round_robin
 from .training import resolve_device
 
-METRICS = ("forward_train_ms", "backward_ms", "peak_memory_mb", "forward_eval_ms", "extra_dims")
-GRID_COLUMNS = ["d", "k", "embedding", "metric", "value"]
 MB = 2 ** 20
+CPU_DEVICE_TYPE = 0  # "Device Type" of a CPU memory event in the profiler's Chrome trace (c10::DeviceType::CPU)
 
 
 def peak_cpu_memory(fn: Callable[[], object]) -> int:
     """Peak bytes of CPU tensor memory allocated while fn() runs, above what was allocated before.
 
-    Uses torch.profiler(profile_memory=True): every allocation and free of the CPU allocator becomes a
-    "[memory]" event with a signed byte count; the running sum of those events in time order is the
-    memory held by tensors created during fn, and its maximum is the peak (>= 0).
+    Uses only torch.profiler's public interface: profile(profile_memory=True) records every allocation
+    and free of the CPU allocator as a "[memory]" instant event of its Chrome trace
+    (export_chrome_trace), with a signed byte count ("Bytes"); the running sum of those events in time
+    order is the memory held by tensors created during fn, and its maximum is the peak (>= 0).
     """
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         fn()
-    events = [e for e in prof.profiler.kineto_results.events()
-              if e.name() == "[memory]" and str(e.device_type()).endswith("CPU")]
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / "trace.json"
+        prof.export_chrome_trace(str(trace))
+        events = json.loads(trace.read_text())["traceEvents"]
+    memory = [e for e in events if e.get("name") == "[memory]" and e["args"].get("Device Type") == CPU_DEVICE_TYPE]
     running = peak = 0
-    for e in sorted(events, key=lambda e: e.start_ns()):
-        running += e.nbytes()
+    for e in sorted(memory, key=lambda e: (float(e["ts"]), e["args"].get("Ev Idx", 0))):
+        running += int(e["args"]["Bytes"])
         peak = max(peak, running)
     return peak
 
 
-def _timed(fn: Callable[[], object], device: torch.device, before: Callable[[], object] | None = None) -> float:
-    """Milliseconds of one call of fn (after the untimed before()), synchronising CUDA around it."""
-    args = (before(),) if before is not None else ()
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    t0 = time.perf_counter()
-    fn(*args)
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    return 1000 * (time.perf_counter() - t0)
-
-
 def profile_model(d: int, k: int, embedding: str, n: int = 1024, batch: int = 32, warmup: int = 10, reps: int = 30,
                   device: str | torch.device | None = None, seed: int = 0, tau: float = 0.1,
-                  regularizer: str = "L2") -> dict:
-    """Times and peak memory of F_{d:k} with `embedding` on `batch` normal tasks of n points (see module doc).
+                  regularizer: str = "L2", attentions=ATTENTIONS) -> dict[str, dict]:
+    """Times and peak memory of F_{d:k} with `embedding` on `batch` normal tasks of n points (see module
+    doc), for each attention implementation: {attention: {metric: value}}.
 
-    device None or "auto": CUDA when available, else CPU. The model is initialised from `seed` and the
-    tasks are sample_tasks(seed=seed), so every embedding sees the same inputs.
+    device None or "auto": CUDA when available, else CPU. The models of all implementations have the
+    same parameters (initialised from `seed`) and see the same tasks (sample_tasks(seed=seed)); their
+    timings are interleaved (timing.time_round_robin), so their ratio holds on a loaded machine. Each
+    round times a training forward and then the backward pass of the loss of that same forward.
     """
     _checks.positive_int("d", d)
     _checks.positive_int("k", k, minimum=2)
@@ -87,65 +83,83 @@ def profile_model(d: int, k: int, embedding: str, n: int = 1024, batch: int = 32
     _checks.positive_int("warmup", warmup, minimum=0)
     _checks.positive_int("reps", reps)
     _checks.positive_int("seed", seed, minimum=0)
+    attentions = list(attentions)
+    for a in attentions:
+        _checks.choice("attention", a, ATTENTIONS)
+    if not attentions:
+        raise ValueError("attentions is empty; expected some of " + ", ".join(ATTENTIONS))
     if n < k:
         raise ValueError(f"n={n} points is invalid for k={k} centers; expected n >= k")
     dev = resolve_device(None if device is None else str(device))
 
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = ClusterTransformer(d, k, embedding).to(dev)
+    models = {}
+    for a in attentions:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            models[a] = ClusterTransformer(d, k, embedding, fused=a == "fused").to(dev)
     tasks = sample_tasks(batch, n=n, d=d, k=k, seed=seed)
     X, C = tasks.X.to(dev), tasks.C.to(dev)
 
-    def forward():
-        return model(X, C)
+    def forward(model):
+        return lambda: model(X, C)
 
-    def loss_of(centers):
-        return smoothed_kmeans_loss(X, centers, tau, regularizer).mean()
+    outputs = {}
 
-    def backward(loss):
-        loss.backward()
+    def forward_kept(a):  # the timed training forward; its output feeds the timed backward of the same round
+        def run():
+            outputs[a] = models[a](X, C)
+        return run
 
-    def fresh_loss():
+    def loss_of_kept(a):
+        def setup():
+            models[a].zero_grad(set_to_none=True)
+            return smoothed_kmeans_loss(X, outputs.pop(a), tau, regularizer).mean()
+        return setup
+
+    def step(model):
+        def run():
+            model.zero_grad(set_to_none=True)
+            smoothed_kmeans_loss(X, model(X, C), tau, regularizer).mean().backward()
+        return run
+
+    def no_grad(fn):
+        def run():
+            with torch.no_grad():
+                return fn()
+        return run
+
+    for m in models.values():
+        m.train()
+    train_fns = {(stage, a): fn for a in models
+                 for stage, fn in (("forward", forward_kept(a)), ("backward", lambda loss: loss.backward()))}
+    train = time_round_robin(train_fns, reps, warmup, dev, setups={("backward", a): loss_of_kept(a) for a in models})
+    out = {}
+    for a, model in models.items():
         model.zero_grad(set_to_none=True)
-        return loss_of(forward())
-
-    def step():
+        resident = sum(t.numel() * t.element_size() for t in [*model.parameters(), X, C])
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+            torch.cuda.reset_peak_memory_stats(dev)
+            step(model)()
+            torch.cuda.synchronize(dev)
+            peak = torch.cuda.max_memory_allocated(dev)
+        else:
+            peak = resident + peak_cpu_memory(step(model))
         model.zero_grad(set_to_none=True)
-        loss_of(forward()).backward()
-
-    def measure(fn, before=None):
-        for _ in range(warmup):
-            _timed(fn, dev, before)
-        return statistics.median(_timed(fn, dev, before) for _ in range(reps))
-
-    model.train()
-    forward_train = measure(forward)
-    backward_ms = measure(backward, before=fresh_loss)
-    model.zero_grad(set_to_none=True)
-
-    resident = sum(t.numel() * t.element_size() for t in [*model.parameters(), X, C])
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-        torch.cuda.reset_peak_memory_stats(dev)
-        step()
-        torch.cuda.synchronize(dev)
-        peak = torch.cuda.max_memory_allocated(dev)
-    else:
-        peak = resident + peak_cpu_memory(step)
-    model.zero_grad(set_to_none=True)
-
-    model.eval()
-    with torch.no_grad():
-        forward_eval = measure(forward)
-    return dict(forward_train_ms=forward_train, backward_ms=backward_ms, peak_memory_mb=peak / MB,
-                forward_eval_ms=forward_eval, extra_dims=code_width(k, embedding))
+        model.eval()
+        out[a] = dict(forward_train_ms=train[("forward", a)].median, backward_ms=train[("backward", a)].median,
+                      peak_memory_mb=peak / MB, extra_dims=code_width(k, embedding))
+    forward_eval = time_round_robin({a: no_grad(forward(m)) for a, m in models.items()}, reps, warmup, dev)
+    for a in models:
+        out[a]["forward_eval_ms"] = forward_eval[a].median
+    return out
 
 
 def profile_grid(ds, ks, n: int = 1024, batch: int = 32, warmup: int = 10, reps: int = 30,
                  device: str | torch.device | None = None, progress: bool = True,
-                 embeddings=("OH", "BN"), seed: int = 0) -> pd.DataFrame:
-    """profile_model for every (d, k, embedding); long table with columns d, k, embedding, metric, value."""
+                 embeddings=("OH", "BN"), seed: int = 0, attentions=ATTENTIONS) -> pd.DataFrame:
+    """profile_model for every (d, k, embedding); long table with columns d, k, embedding, attention, metric,
+    value (profile_table.GRID_COLUMNS)."""
     ds, ks, embeddings = list(ds), list(ks), list(embeddings)
     for name, values in (("ds", ds), ("ks", ks), ("embeddings", embeddings)):
         if not values:
@@ -161,24 +175,7 @@ def profile_grid(ds, ks, n: int = 1024, batch: int = 32, warmup: int = 10, reps:
     rows = []
     grid = [(d, k, e) for d in ds for k in ks for e in embeddings]
     for d, k, e in tqdm(grid, desc="profile", disable=not progress):
-        result = profile_model(d, k, e, n=n, batch=batch, warmup=warmup, reps=reps, device=device, seed=seed)
-        rows += [(d, k, e, metric, float(result[metric])) for metric in METRICS]
+        result = profile_model(d, k, e, n=n, batch=batch, warmup=warmup, reps=reps, device=device, seed=seed,
+                               attentions=attentions)
+        rows += [(d, k, e, a, metric, float(r[metric])) for a, r in result.items() for metric in METRICS]
     return pd.DataFrame(rows, columns=GRID_COLUMNS).astype({"d": "int64", "k": "int64", "value": "float64"})
-
-
-def relative_gain(df: pd.DataFrame) -> pd.DataFrame:
-    """BN's gain over OH per (d, k, metric): gain = OH value / BN value.
-
-    gain > 1 means BN is faster (times) or lighter (memory, extra dims); e.g. the paper's 12.14x
-    forward speedup at k = 1000. Columns: d, k, metric, gain.
-    """
-    if not isinstance(df, pd.DataFrame) or not set(GRID_COLUMNS) <= set(df.columns):
-        raise ValueError(f"df must be a DataFrame with columns {GRID_COLUMNS} (from profile_grid)")
-    wide = df.pivot_table(index=["d", "k", "metric"], columns="embedding", values="value", aggfunc="first")
-    missing = {"OH", "BN"} - set(wide.columns)
-    if missing:
-        raise ValueError(f"df has no rows for embedding(s) {sorted(missing)}; relative_gain needs both 'OH' and 'BN'")
-    wide = wide.dropna(subset=["OH", "BN"])
-    out = (wide["OH"] / wide["BN"]).rename("gain").reset_index()
-    out["gain"] = out["gain"].where(wide["BN"].to_numpy() != 0, math.nan)
-    return out[["d", "k", "metric", "gain"]]

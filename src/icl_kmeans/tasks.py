@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 import torch
 
 from . import _checks
-
-FAMILIES = ("normal", "cauchy", "gumbel", "laplace", "lognormal")
+from .constants import FAMILIES
 
 
 @dataclass

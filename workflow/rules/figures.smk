@@ -3,7 +3,12 @@
 # Markdown (write_table1). Named targets fig1 ... fig19, fig_em and table1.
 from icl_kmeans.pipeline import figures as _figures
 
-FIGURES_CODE = os.path.relpath(REPO / "src/icl_kmeans/pipeline/figures.py")
+FIGURES_CODE = sorted(
+    os.path.relpath(p) for p in (REPO / "src/icl_kmeans/pipeline/figures").glob("*.py")
+) + [
+    os.path.relpath(REPO / f"src/icl_kmeans/{name}.py")
+    for name in ("constants", "emd_table", "profile_table")
+]
 TABLE1_CODE = os.path.relpath(REPO / "src/icl_kmeans/pipeline/table1.py")
 FIGURE_CATEGORY = {
     "training": "Training curves",
@@ -45,7 +50,7 @@ for _fig in _studies.FIGURES:
 rule write_table1:
     input:
         table=TABLE.format(fig="table1"),
-        code=[TABLE1_CODE, FIGURES_CODE],
+        code=[TABLE1_CODE, *FIGURES_CODE],
     output:
         csv=report(
             TABLE1_FILES[0],

@@ -3,6 +3,8 @@ long-format Parquet table (explicit schema) for one figure."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pyarrow as pa
 from tqdm.auto import tqdm
@@ -26,6 +28,16 @@ def _split_model_key(key: str) -> tuple[str, str | None]:
     return curve, family or None
 
 
+def testset_file(testset_files, testset_id: str) -> str:
+    """The one file of testset_files named <testset_id>.pt (exact name: 'normal_...' is a substring of
+    'lognormal_...', and '..._t32' of '..._t320')."""
+    found = [f for f in testset_files if Path(f).name == f"{testset_id}.pt"]
+    if len(found) != 1:
+        raise ValueError(f"expected exactly one test set file named {testset_id}.pt among {list(testset_files)}, "
+                         f"found {len(found)}")
+    return found[0]
+
+
 def _checkpoint(checkpoints, run, seed):
     return next(c for c in checkpoints if f"/{run}/seed{seed}/" in c)
 
@@ -45,7 +57,7 @@ def multistep(fig: str, spec: dict, seeds, checkpoints, testset_files, out, devi
     tasks_cache = {}
     for name, ts, key, run, seed in tqdm(jobs, desc=f"{fig} multi-step", mininterval=1.0):
         if name not in tasks_cache:
-            tasks_cache[name] = load_tasks(next(f for f in testset_files if ts["id"] in f), device=dev)
+            tasks_cache[name] = load_tasks(testset_file(testset_files, ts["id"]), device=dev)
         model = model_from_checkpoint(_checkpoint(checkpoints, run, seed), device=dev)
         curve, fam = _split_model_key(key)
         for mode in spec["modes"]:
@@ -76,7 +88,7 @@ def landscape(fig: str, spec: dict, seed: int, checkpoints, testset_files, out, 
         model = model_from_checkpoint(_checkpoint(checkpoints, run, seed), device=dev)
         name = tag if spec["surface"] == "gap" else f"d={model.d}"
         ts = spec["testsets"][name]
-        tasks = load_tasks(next(f for f in testset_files if ts["id"] in f), device=dev)
+        tasks = load_tasks(testset_file(testset_files, ts["id"]), device=dev)
         kw = dict(resolution=spec["resolution"], seed=seed)
         if spec["surface"] == "loss":
             df = loss_surface(model, tasks, spec["tau"], spec["regularizer"], **kw)
@@ -94,7 +106,7 @@ def landscape(fig: str, spec: dict, seed: int, checkpoints, testset_files, out, 
 def dissimilarity(fig: str, spec: dict, testset_files, out) -> None:
     from ..dissimilarity import task_dissimilarity
 
-    sets = {fam: load_tasks(next(f for f in testset_files if ts["id"] in f)) for fam, ts in spec["testsets"].items()}
+    sets = {fam: load_tasks(testset_file(testset_files, ts["id"])) for fam, ts in spec["testsets"].items()}
     df = task_dissimilarity(sets).assign(figure=fig)
     _write(df, DISSIMILARITY_SCHEMA, out)
 

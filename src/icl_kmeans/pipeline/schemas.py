@@ -19,4 +19,4 @@ DISSIMILARITY_SCHEMA = pa.schema([
     ("col_index", pa.int64()), ("emd", pa.float64())])
 PROFILE_SCHEMA = pa.schema([
     ("figure", pa.string()), ("d", pa.int64()), ("k", pa.int64()), ("embedding", pa.string()),
-    ("metric", pa.string()), ("value", pa.float64()), ("device", pa.string())])
+    ("attention", pa.string()), ("metric", pa.string()), ("value", pa.float64()), ("device", pa.string())])

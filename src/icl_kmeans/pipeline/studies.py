@@ -10,10 +10,9 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-EMBEDDINGS = ("OH", "BN", "NA")
-REGULARIZERS = ("NE", "L2")
+from ..constants import EMBEDDINGS, FAMILIES, REGULARIZERS
+
 SIX = [(e, r) for e in EMBEDDINGS for r in REGULARIZERS]
-FAMILIES = ("normal", "cauchy", "gumbel", "laplace", "lognormal")
 
 TRAINING_FIGURES = ("fig2", "fig4", "fig10", "fig11", "fig13", "fig14", "fig15", "fig16", "fig17")
 FIGURES = tuple(f"fig{i}" for i in range(1, 20)) + ("fig_em",)

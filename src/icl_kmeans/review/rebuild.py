@@ -19,8 +19,8 @@ Comparison of each rebuilt file with the shipped one:
     missing         the shipped file or its table is missing: fails the review
 
 Drawings are cached in the scratch folder (cache.json): a target is drawn again only when its key --
-the sha256 of its table, of the plotting code (pipeline/figures.py, pipeline/table1.py), the settings
-and the versions of the plotting packages -- changed, or a cached file no longer has the sha256 it was
+the sha256 of its table, of the plotting code (pipeline/figures/, pipeline/table1.py and the torch-free
+modules they import), the settings and the versions of the plotting packages -- changed, or a cached file no longer has the sha256 it was
 written with. The comparison with the shipped files is never cached. Delete results/review/ (or pass
 cache=False) to draw everything again.
 """
@@ -157,8 +157,10 @@ CACHE = "cache.json"
 
 
 def _code_digest() -> str:
-    here = Path(__file__).resolve().parents[1] / "pipeline"
-    return digest({name: sha256_file(here / name) for name in ("figures.py", "table1.py")})
+    package = Path(__file__).resolve().parents[1]
+    files = [*sorted((package / "pipeline" / "figures").glob("*.py")), package / "pipeline" / "table1.py",
+             *(package / f"{name}.py" for name in ("constants", "emd_table", "profile_table"))]
+    return digest({str(f.relative_to(package)): sha256_file(f) for f in files})
 
 
 def _load_cache(scratch: Path) -> dict:

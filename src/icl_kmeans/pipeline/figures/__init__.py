@@ -1,0 +1,70 @@
+"""Figures of the paper from the aggregated tables (results/tables/{fig}.parquet), PDF and PNG.
+
+One module per kind of figure, so that a figure's code is found by its kind:
+    training    training curves (Figs 2, 4, 10, 11, 13-17)
+    multistep   multi-step clustering (Figs 6, 7, 8, 12, 18, EM comparison)
+    heatmaps    loss and gap surfaces (Figs 3, 5), task dissimilarity (Figs 9, 19)
+    profile     OH vs BN speed and memory (Fig 1; Table 1 is pipeline/table1.py)
+    scale       the scale line under every title; common: colours, layout, output.
+
+Conventions (SPEC 10): every curve is the median over seeds with an inter-quartile ribbon: the
+statistics of seaborn's estimator="median", errorbar=("pi", 50), computed by one vectorised pandas
+groupby (common.median_band; seaborn's per-point aggregation takes minutes on 10000-step curves), drawn
+at most at MAX_POINTS x values per curve. Curves carry the paper's labels (`OH:L2`) and the same
+colour in every figure (OH blue, BN vermilion, NA green; NE lighter and dashed, L2 solid); Lloyd's
+is black, EM purple (dotted); relative-loss axes have a dotted line at 1. Every figure states its
+scale (the preset, training, seeds, steps, n, ... and the paper's) under its title. Seaborn sets the
+theme and draws Fig 1's heatmaps.
+
+Output bytes are deterministic: the PDF has no creation date, the PNG (150 dpi) no timestamp, and
+nothing is random (the percentile interval needs no bootstrap). A figure, or any panel of it,
+without data raises ValueError instead of drawing an empty plot.
+
+Matplotlib and seaborn are imported when plotting, not on import: Snakemake imports scale_line and
+figure_settings while it parses the workflow.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+from ...emd_table import emd_matrix
+from ...profile_table import relative_gain
+from .common import PALETTE, require, save, style
+from .heatmaps import plot_dissimilarity, plot_fig3, plot_fig5
+from .multistep import plot_family_grid, plot_fig6, plot_fig7, plot_fig12, plot_fig_em
+from .profile import plot_fig1
+from .scale import SCALE_KEYS, figure_settings, kind, paper_settings, scale_line
+from .training import plot_training
+
+PLOTTERS = {"fig2": plot_training, "fig4": plot_training, "fig10": plot_training, "fig11": plot_training,
+            "fig13": plot_training, "fig14": plot_training, "fig15": plot_training, "fig16": plot_training,
+            "fig17": plot_training, "fig6": plot_fig6, "fig7": plot_fig7, "fig8": plot_family_grid,
+            "fig12": plot_fig12, "fig18": lambda df, s, fig_id: plot_family_grid(df, s, fig_id, size=3.8),
+            "fig_em": plot_fig_em, "fig3": plot_fig3, "fig5": plot_fig5, "fig9": plot_dissimilarity,
+            "fig19": plot_dissimilarity, "fig1": plot_fig1}
+
+
+def draw(fig_id: str, df: pd.DataFrame, settings: dict):
+    """The matplotlib Figure of fig_id from its aggregated table (a DataFrame)."""
+    if fig_id not in PLOTTERS:
+        raise ValueError(f"unknown figure {fig_id!r}; expected one of {sorted(PLOTTERS)}")
+    require(df, fig_id, "the figure (the table is empty)")
+    style()
+    return PLOTTERS[fig_id](df, settings, fig_id=fig_id)
+
+
+def plot(fig: str, table, pdf, png, settings: dict) -> None:
+    """Reads results/tables/{fig}.parquet (path or DataFrame) and writes the figure as PDF and PNG."""
+    import pyarrow.parquet as pq
+
+    df = table if isinstance(table, pd.DataFrame) else pq.read_table(table).to_pandas()
+    os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
+    figure = draw(fig, df, settings)
+    save(figure, pdf, png)
+
+
+__all__ = ["plot", "draw", "scale_line", "figure_settings", "kind", "paper_settings", "relative_gain", "emd_matrix",
+           "PALETTE", "SCALE_KEYS"]

@@ -1,0 +1,129 @@
+"""Multi-step clustering figures (Figs 6, 7, 8, 12, 18 and the EM comparison): mean log k-means objective
+against the step t, trained models (median over seeds, IQR ribbon) with Lloyd's in black (EM purple)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ...constants import FAMILIES
+from .common import METRIC_LABELS, draw_lines, finish, finite, integer_x, log_y, require
+from .scale import points
+
+SHIFT_ORDER = ("unequal weights", "anisotropic", "scale 0.05", "scale 0.2")
+
+
+def multistep_panel(ax, data: pd.DataFrame, fig_id: str, what: str, metric: str = "log_objective",
+                    curves=None) -> int:
+    data = require(data[data["metric"] == metric], fig_id, f"{metric} ({what})")
+    require(data[data["run"].notna()], fig_id, f"any trained model, {metric} ({what})")
+    data, bad = finite(data)
+    require(data, fig_id, f"finite {metric} ({what})")
+    draw_lines(ax, data, x="t", curves=curves)
+    if bad:
+        ax.text(0.02, 0.96, f"{bad} non-finite values dropped", transform=ax.transAxes, va="top", fontsize=7,
+                color="#B00020")
+    ax.set_xlabel("step t")
+    ax.set_ylabel(METRIC_LABELS[metric])
+    integer_x(ax)
+    return bad
+
+
+def models_and_baselines(df: pd.DataFrame, testset: str, mode: str | None = None, train_family=None):
+    sub = df[df["testset"] == testset]
+    base = sub[sub["run"].isna()]
+    models = sub[sub["run"].notna()]
+    if mode is not None:
+        models = models[models["mode"] == mode]
+    if train_family is not None:
+        models = models[models["train_family"] == train_family]
+    return pd.concat([models, base], ignore_index=True)
+
+
+def plot_fig6(df, settings, fig_id="fig6"):
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, 2, figsize=(10, 4.6), squeeze=False)
+    testset = sorted(df["testset"].unique())[0]
+    for ax, mode, name in zip(axes[0], ("naive", "reembed"), ("naive (embed once)", "re-embed every step")):
+        multistep_panel(ax, models_and_baselines(df, testset, mode), fig_id, mode, curves=df["curve"].unique())
+        ax.set_title(name)
+    finish(figure, fig_id, settings, legend_curves=df["curve"].unique())
+    return figure
+
+
+def plot_panels_by_testset(df, settings, fig_id, order, title=lambda t: t):
+    import matplotlib.pyplot as plt
+
+    testsets = [t for t in order if t in set(df["testset"])]
+    require(pd.DataFrame({"t": testsets}), fig_id, "any test set")
+    figure, axes = plt.subplots(1, len(testsets), figsize=(3.4 * len(testsets) + 0.6, 4.4), squeeze=False)
+    for ax, ts in zip(axes[0], testsets):
+        multistep_panel(ax, models_and_baselines(df, ts, "reembed"), fig_id, ts, curves=df["curve"].unique())
+        ax.set_title(title(ts))
+    finish(figure, fig_id, settings, legend_curves=df["curve"].unique())
+    return figure
+
+
+def n_of(testset: str) -> int:
+    return int(str(testset).split("=")[1])
+
+
+def plot_fig7(df, settings, fig_id="fig7"):
+    order = list(SHIFT_ORDER) + sorted(set(df["testset"]) - set(SHIFT_ORDER))
+    return plot_panels_by_testset(df, settings, fig_id, order)
+
+
+def plot_fig12(df, settings, fig_id="fig12"):
+    order = sorted(df["testset"].unique(), key=n_of)
+    return plot_panels_by_testset(df, settings, fig_id, order, title=lambda t: f"evaluated at {t}")
+
+
+def plot_family_grid(df, settings, fig_id="fig8", size=2.3):
+    import matplotlib.pyplot as plt
+
+    fams = [f for f in FAMILIES if f in set(df["testset"])]
+    require(pd.DataFrame({"f": fams}), fig_id, "any test family")
+    n = len(fams)
+    figure, axes = plt.subplots(n, n, figsize=(size * n + 0.8, size * n * 0.85 + 1.4), squeeze=False)
+    curves = df["curve"].unique()
+    for r, test in enumerate(fams):
+        for c, train in enumerate(fams):
+            ax = axes[r, c]
+            multistep_panel(ax, models_and_baselines(df, test, "reembed", train_family=train), fig_id,
+                             f"trained on {train}, tested on {test}", curves=curves)
+            if r == 0:
+                ax.set_title(f"trained on {train}")
+            ax.set_ylabel(f"tested on {test}\n{METRIC_LABELS['log_objective']}" if c == 0 else "")
+            if r < n - 1:
+                ax.set_xlabel("")
+    finish(figure, fig_id, settings, legend_curves=curves)
+    return figure
+
+
+def plot_fig_em(df, settings, fig_id="fig_em"):
+    import matplotlib.pyplot as plt
+
+    testsets = sorted(df["testset"].unique(), key=n_of)
+    require(pd.DataFrame({"t": testsets}), fig_id, "any test set")
+    n0 = points(settings) if ("n_points" in settings or "n" in settings) else None
+    main = f"n={n0}" if f"n={n0}" in testsets else testsets[len(testsets) // 2]
+    curves = df["curve"].unique()
+    figure, axes = plt.subplots(1, 3, figsize=(13, 4.4), squeeze=False)
+    sub = models_and_baselines(df, main, "reembed")
+    multistep_panel(axes[0, 0], sub, fig_id, f"objective at {main}", metric="objective", curves=curves)
+    log_y(axes[0, 0])
+    axes[0, 0].set_title(f"k-means objective, {main}")
+    multistep_panel(axes[0, 1], sub, fig_id, f"misclustering at {main}", metric="misclustering", curves=curves)
+    axes[0, 1].set_title(f"misclustering rate, {main}")
+    final = df[(df["metric"] == "misclustering") & (df["mode"].isin(["reembed", "-"]))]
+    final = final[final["t"] == final["t"].max()].assign(n=lambda d: d["testset"].map(n_of))
+    final, _ = finite(require(final, fig_id, "final misclustering"))
+    ax = axes[0, 2]
+    draw_lines(ax, final, x="n", curves=curves, markers=True)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(final["n"].unique()), [str(v) for v in sorted(final["n"].unique())])
+    ax.set_xlabel("points per task n")
+    ax.set_ylabel(f"misclustering rate at t={int(final['t'].max())}")
+    ax.set_title("final misclustering vs n")
+    finish(figure, fig_id, settings, legend_curves=curves)
+    return figure

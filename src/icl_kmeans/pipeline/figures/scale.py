@@ -1,0 +1,110 @@
+"""The scale line every figure carries under its title: the preset, its seeds, steps, sizes and
+training, and the paper's scale for comparison (read from workflow/presets/paper.yaml, resolved like
+any preset, so the two never disagree), so that a quick figure is never mistaken for the paper's.
+
+Pure Python: Snakemake imports scale_line and figure_settings while it parses the workflow.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from .. import settings as settings_mod
+
+TRAINING = ("fig2", "fig4", "fig10", "fig11", "fig13", "fig14", "fig15", "fig16", "fig17")
+MULTISTEP = ("fig6", "fig7", "fig8", "fig12", "fig18", "fig_em")
+LANDSCAPE = ("fig3", "fig5")
+DISSIMILARITY = ("fig9", "fig19")
+PROFILE = ("fig1", "table1")
+TRAINED = ("training", "multistep", "landscape")  # kinds that draw trained models
+
+WORKFLOW_DIR = Path(__file__).resolve().parents[4] / "workflow"  # the checkout's workflow/ (presets, schema)
+# How a run was trained (settings key `training`; a missing key means plain, the choice before the key existed).
+TRAINING_NAMES = {"plain": "plain Adam",
+                  "reference": "reference training (plateau, bias, dropout 0.01)"}
+SCALE_KEYS = ("preset", "overrides", "seeds", "steps", "lr_sweep_steps", "n_points", "n", "batch", "eval_every",
+              "val_batches", "training", "fig13_train_n", "fig17_train_n", "fig12_eval_n", "fig_em_n", "eval_tasks",
+              "eval_steps", "landscape_resolution", "landscape_tasks", "fig9_tasks_per_family",
+              "fig19_tasks_per_family", "profile_d", "profile_k", "table1_k", "profile_n", "profile_batch",
+              "profile_warmup", "profile_reps")
+
+
+def kind(fig: str) -> str:
+    for name, figs in (("training", TRAINING), ("multistep", MULTISTEP), ("landscape", LANDSCAPE),
+                       ("dissimilarity", DISSIMILARITY), ("profile", PROFILE)):
+        if fig in figs:
+            return name
+    raise ValueError(f"unknown figure {fig!r}; expected one of {TRAINING + MULTISTEP + LANDSCAPE + DISSIMILARITY}"
+                     f" or table1")
+
+
+@functools.lru_cache(maxsize=None)
+def _paper(workflow_dir: Path) -> dict:
+    if not (workflow_dir / "presets" / "paper.yaml").is_file():
+        raise FileNotFoundError(f"{workflow_dir / 'presets' / 'paper.yaml'} is missing: the scale lines quote the "
+                                "paper preset of the checkout this package runs from")
+    return settings_mod.resolve({"preset": "paper"}, workflow_dir)
+
+
+def paper_settings() -> dict:
+    """The paper's scale: the resolved settings of workflow/presets/paper.yaml (a copy)."""
+    return dict(_paper(WORKFLOW_DIR))
+
+
+def _list(v) -> str:
+    return "{" + ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v) + "}"
+
+
+def points(s: dict) -> int:
+    """Points per task of training and evaluation (settings key n_points; n in older configurations)."""
+    return s["n_points"] if "n_points" in s else s["n"]
+
+
+def training_name(s: dict) -> str:
+    choice = s.get("training", "plain")
+    if choice not in TRAINING_NAMES:
+        raise ValueError(f"settings key 'training' = {choice!r} is invalid; expected one of {sorted(TRAINING_NAMES)}")
+    return TRAINING_NAMES[choice]
+
+
+def _scale_parts(fig: str, s: dict) -> list[str]:
+    k = kind(fig)
+    nseeds = s["seeds"] if isinstance(s["seeds"], int) else len(s["seeds"])
+    steps = s["lr_sweep_steps"] if fig == "fig11" else s["steps"]
+    train_n = {"fig13": f"training n in {_list(s['fig13_train_n'])}",
+               "fig17": f"training n in {_list(s['fig17_train_n'])}"}.get(fig, f"n={points(s)}")
+    trained = [training_name(s), f"{nseeds} seeds", f"M={steps}", train_n, f"B={s['batch']}"]
+    if k == "training":
+        return trained + [f"validation on {s['val_batches']}x{s['batch']} tasks every {s['eval_every']} steps"]
+    if k == "multistep":
+        ev = {"fig12": f"evaluated at n in {_list(s['fig12_eval_n'])}",
+              "fig_em": f"evaluated at n in {_list(s['fig_em_n'])}"}.get(fig, f"evaluated at n={points(s)}")
+        return trained + [f"{s['eval_tasks']} test tasks", f"T={s['eval_steps']}", ev]
+    if k == "landscape":
+        r = s["landscape_resolution"]
+        return trained + [f"first seed only, {r}x{r} grid", f"{s['landscape_tasks']} tasks"]
+    if k == "dissimilarity":
+        per = s["fig9_tasks_per_family" if fig == "fig9" else "fig19_tasks_per_family"]
+        return [f"{per} tasks per family", f"n={points(s)}"]
+    grid = (f"d in {_list(s['profile_d'])} x k in {_list(s['profile_k'])}" if fig == "fig1"
+            else f"d=32, k in {_list(s['table1_k'])}")
+    return [grid, f"n={s['profile_n']}", f"batch {s['profile_batch']}",
+            f"{s['profile_warmup']} warm-up + {s['profile_reps']} timed reps"]
+
+
+def scale_line(fig: str, settings: dict) -> str:
+    """'quick preset: plain Adam, 3 seeds, M=150, n=128, B=8, ... [paper: reference training ..., 10 seeds, ...]'."""
+    preset = settings.get("preset", "?")
+    line = f"{preset} preset: " + ", ".join(_scale_parts(fig, settings))
+    if preset != "paper":
+        line += " [paper: " + ", ".join(_scale_parts(fig, paper_settings())) + "]"
+    overrides = settings.get("overrides") or []
+    if overrides:
+        line += "; overridden: " + ", ".join(overrides)
+    return line
+
+
+def figure_settings(fig: str, settings: dict) -> dict:
+    """The settings a figure's scale line needs (the plot rule's params; nothing else reruns it)."""
+    return {k: settings[k] for k in SCALE_KEYS if k in settings}

@@ -1,0 +1,112 @@
+"""Training figures (Figs 2, 4, 10, 11, 13-17): per block of facets, the training loss (top row) and the
+relative validation loss (bottom row, dotted line at 1), one column per facet, log y-axes.
+
+As in the paper, the training loss is first averaged per (run, seed) over each validation interval
+(block_means: eval_every steps, 50 in the paper), then the median and IQR over seeds are drawn: raw
+per-step losses are measured on fresh tasks each step and would make the curves and bands noisy.
+The aggregated table keeps the raw per-step values (the claims and any other reader use them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .common import (METRIC_LABELS, combos, curve_order, draw_lines, facet_label, finish, finite, integer_x, log_y,
+                     require, select_rows)
+
+# Facet keys that select a block of two rows (the rest are columns).
+BLOCKS = {"fig4": ["tau"], "fig10": ["d"], "fig11": ["d"], "fig13": ["d"], "fig14": ["tau"], "fig15": ["k"],
+          "fig16": ["family"], "fig17": ["d", "k", "tau"]}
+
+
+def facet_keys(df: pd.DataFrame) -> list[str]:
+    cols = list(df.columns)
+    return cols[cols.index("figure") + 1: cols.index("curve")]
+
+
+def block_means(df: pd.DataFrame) -> pd.DataFrame:
+    """The training table with train_loss averaged per (run, seed) over each validation interval.
+
+    The train_loss rows of steps v_prev < step <= v, with v_prev, v consecutive validation steps of
+    that (run, seed) (its rel_val_loss rows: every eval_every steps and the last step), become one row
+    at step v holding their mean; steps after the last validation (a run that diverged) form a last
+    block at its last step. Non-finite values are left out of a mean. Other metrics are unchanged.
+    """
+    is_train = (df["metric"] == "train_loss").to_numpy()
+    train = df[is_train]
+    if train.empty:
+        return df
+    train = train[np.isfinite(train["value"].to_numpy(dtype=float))]
+    ends = (df.loc[df["metric"] == "rel_val_loss", ["run", "seed", "step"]].drop_duplicates()
+            .rename(columns={"step": "block_end"}).sort_values("block_end", kind="stable"))
+    ends["block_end"] = ends["block_end"].astype("int64")
+    train = pd.merge_asof(train.sort_values("step", kind="stable").astype({"step": "int64"}), ends, left_on="step",
+                          right_on="block_end", by=["run", "seed"], direction="forward")
+    last = train.groupby(["run", "seed"])["step"].transform("max")
+    train["step"] = train["block_end"].fillna(last).astype("int64")
+    keys = [c for c in df.columns if c != "value"]
+    means = train.groupby(keys, dropna=False, sort=True)["value"].mean().reset_index()[list(df.columns)]
+    return pd.concat([df[~is_train], means], ignore_index=True)
+
+
+def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
+    import matplotlib.pyplot as plt
+
+    require(df, fig_id, "any training run")
+    df = block_means(df)
+    facets = facet_keys(df)
+    block_keys = [k for k in BLOCKS.get(fig_id, []) if k in facets]
+    col_keys = [k for k in facets if k not in block_keys]
+    blocks, cols = combos(df, block_keys), combos(df, col_keys)
+    timed = fig_id == "fig17"
+    x = "step"
+    if timed:
+        wall = df[df["metric"] == "wall_time"]
+        require(wall, fig_id, "wall_time")
+        t = wall.groupby(["run", "step"], as_index=False)["value"].median().rename(columns={"value": "time"})
+        df = df[df["metric"] != "wall_time"].merge(t, on=["run", "step"], how="left")
+        x = "time"
+    nrows, ncols = 2 * len(blocks), len(cols)
+    figure, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols + 0.6, 2.3 * nrows + 1.4), squeeze=False,
+                                sharex=False if timed else "col")
+    curves = df["curve"].unique()
+    for b, bval in enumerate(blocks):
+        bdf = select_rows(df, block_keys, bval)
+        for c, cval in enumerate(cols):
+            panel = select_rows(bdf, col_keys, cval)
+            labels = [facet_label(k, v) for k, v in zip(block_keys + col_keys, bval + cval)]
+            where = ", ".join(labels)
+            if (block_keys + col_keys)[:1] == ["panel"]:
+                where = labels[0] + " " + ", ".join(labels[1:])
+            for r, metric in enumerate(("train_loss", "rel_val_loss")):
+                ax = axes[2 * b + r, c]
+                data = require(panel[panel["metric"] == metric], fig_id, f"{metric} at {where}")
+                data, bad = finite(data)
+                require(data, fig_id, f"finite {metric} at {where}")
+                draw_lines(ax, data, x=x, curves=curves)
+                log_y(ax)
+                if not timed:
+                    integer_x(ax)
+                if metric == "rel_val_loss":
+                    ax.axhline(1.0, ls=":", color="0.2", lw=1.2, zorder=1)
+                else:
+                    ax.set_title(where)
+                    diverged_note(ax, panel)
+                xlabel = "wall-clock time (s, median over seeds)" if timed else "training step"
+                ax.set_xlabel(xlabel if (r == 1 and (timed or b == len(blocks) - 1)) else "")
+                ax.set_ylabel(METRIC_LABELS[metric] if c == 0 else "")
+    div = df.loc[df["status"] == "diverged", ["run", "seed"]].drop_duplicates()
+    extra = f"{len(div)} diverged (run, seed) pairs kept (curves end at their last finite step)" if len(div) else ""
+    finish(figure, fig_id, settings, legend_curves=curves, extra=extra)
+    return figure
+
+
+def diverged_note(ax, panel: pd.DataFrame) -> None:
+    div = panel[panel["status"] == "diverged"]
+    if div.empty:
+        return
+    total = panel.groupby("curve")["seed"].nunique()
+    bad = div.groupby("curve")["seed"].nunique()
+    text = "diverged: " + ", ".join(f"{c} {bad[c]}/{total[c]}" for c in curve_order(bad.index))
+    ax.text(0.98, 0.96, text, transform=ax.transAxes, ha="right", va="top", fontsize=7, color="#B00020")
