@@ -24,7 +24,7 @@ WORKFLOW_DIR = Path(__file__).resolve().parents[4] / "workflow"  # the checkout'
 TRAINING_NAMES = {"plain": "plain Adam",
                   "reference": "reference training (plateau, bias, dropout 0.01)"}
 SCALE_KEYS = ("preset", "overrides", "seeds", "steps", "lr_sweep_steps", "n_points", "n", "batch", "eval_every",
-              "val_batches", "training", "fig13_train_n", "fig17_train_n", "fig12_eval_n", "fig_em_n", "eval_tasks",
+              "val_batches", "training", "headline_cells", "fig13_train_n", "fig17_train_n", "fig12_eval_n", "fig_em_n", "eval_tasks",
               "eval_steps", "landscape_resolution", "landscape_tasks", "fig9_tasks_per_family",
               "fig19_tasks_per_family", "profile_d", "profile_k", "table1_k", "profile_n", "profile_batch",
               "profile_warmup", "profile_reps")
@@ -75,8 +75,13 @@ def _scale_parts(fig: str, s: dict) -> list[str]:
     train_n = {"fig13": f"training n in {_list(s['fig13_train_n'])}",
                "fig17": f"training n in {_list(s['fig17_train_n'])}"}.get(fig, f"n={points(s)}")
     trained = [training_name(s), f"{nseeds} seeds", f"M={steps}", train_n, f"B={s['batch']}"]
+    cells = s.get("headline_cells") or []
+    if cells and k in TRAINED:
+        trained.append("longer at the headline cells " + "; ".join(
+            f"(d={c['d']}, k={c['k']}, tau={c['tau']:g}): M={c['steps']}, B={c.get('batch', s['batch'])}"
+            for c in cells))
     if k == "training":
-        return trained + [f"validation on {s['val_batches']}x{s['batch']} tasks every {s['eval_every']} steps"]
+        return trained + [f"validation on {s['val_batches'] * s['batch']} tasks every {s['eval_every']} steps"]
     if k == "multistep":
         ev = {"fig12": f"evaluated at n in {_list(s['fig12_eval_n'])}",
               "fig_em": f"evaluated at n in {_list(s['fig_em_n'])}"}.get(fig, f"evaluated at n={points(s)}")

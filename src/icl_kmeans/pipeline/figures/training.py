@@ -68,8 +68,13 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
         df = df[df["metric"] != "wall_time"].merge(t, on=["run", "step"], how="left")
         x = "time"
     nrows, ncols = 2 * len(blocks), len(cols)
+    # A preset's headline cells train longer than the rest (settings headline_cells): such panels say
+    # their M in the title, and columns that mix M do not share the x-axis.
+    last_step = df.groupby(block_keys + col_keys)["step"].max() if block_keys + col_keys else df["step"].max()
+    usual_m = settings.get("lr_sweep_steps" if fig_id == "fig11" else "steps")
+    mixed = not timed and np.ndim(last_step) and pd.Series(last_step).nunique() > 1
     figure, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols + 0.6, 2.3 * nrows + 1.4), squeeze=False,
-                                sharex=False if timed else "col")
+                                sharex=False if timed or mixed else "col")
     curves = df["curve"].unique()
     for b, bval in enumerate(blocks):
         bdf = select_rows(df, block_keys, bval)
@@ -79,6 +84,9 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
             where = ", ".join(labels)
             if (block_keys + col_keys)[:1] == ["panel"]:
                 where = labels[0] + " " + ", ".join(labels[1:])
+            panel_m = int(panel["step"].max())
+            if not timed and usual_m is not None and panel_m != usual_m:
+                where += f" (M={panel_m})"
             for r, metric in enumerate(("train_loss", "rel_val_loss")):
                 ax = axes[2 * b + r, c]
                 data = require(panel[panel["metric"] == metric], fig_id, f"{metric} at {where}")
