@@ -102,6 +102,10 @@ def test_interrupted_stack_resumes_to_identical_end(tmp_path, dropout):
     assert [r.resumed_from for r in resumed] == [17] * 4
     for a, b in zip(resumed, full):
         _assert_identical(a, b)
+    again = train_stack(configs, checkpoints=paths)  # a finished stack trains no further
+    assert [r.resumed_from for r in again] == [40] * 4
+    for a, b in zip(again, full):
+        _assert_identical(a, b)
 
 
 def test_members_at_different_steps_catch_up(tmp_path):
