@@ -130,3 +130,31 @@ def test_huge_learning_rate_diverges_without_exception(tmp_path):
     assert result.status == "diverged", result.metrics.tail()
     assert 1 <= result.diverged_step <= 200 and result.steps_done == result.diverged_step - 1
     assert load_checkpoint(tmp_path / "run.pt")["status"] == "diverged"
+
+
+def test_relative_loss_restores_train_mode_on_non_finite_centers():
+    from icl_kmeans.training import build_model, relative_loss, validation_tasks
+
+    config = TrainConfig(**SMALL)
+    model = build_model(config)
+    with torch.no_grad():
+        model.heads[2].V.weight.fill_(math.inf)  # centers become non-finite
+    model.train()
+    assert math.isnan(relative_loss(model, validation_tasks(config)))
+    assert model.training
+
+
+def test_divergence_at_a_validation_keeps_the_last_finite_parameters(tmp_path, capsys):
+    """lr = 1e30: the training loss of step 1 is finite, the update makes the validation outputs
+    non-finite. The run must keep (and save) the parameters from before that update."""
+    from icl_kmeans.training import build_model, model_from_checkpoint, relative_loss, validation_tasks
+
+    config = TrainConfig(**{**SMALL, "steps": 4, "eval_every": 1, "lr": 1e30})
+    result = train(config, checkpoint=tmp_path / "run.pt")
+    assert result.status == "diverged" and result.diverged_step == 1 and result.steps_done == 0
+    assert result.model.training
+    ckpt = load_checkpoint(tmp_path / "run.pt")
+    assert ckpt["step"] == 0 and ckpt["status"] == "diverged"
+    _assert_same_tensors(ckpt["model"], build_model(config).state_dict())  # the state before the bad update
+    assert math.isfinite(relative_loss(model_from_checkpoint(tmp_path / "run.pt"), validation_tasks(config)))
+    assert "kept the state of step 0" in capsys.readouterr().err
