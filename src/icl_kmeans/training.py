@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from . import _checks
+from .atomic import atomic_write, durable_replace
 from .baselines import lloyd
 from .embeddings import EMBEDDINGS
 from .losses import REGULARIZERS, kmeans_objective, smoothed_kmeans_loss
@@ -26,6 +27,7 @@ from .model import ClusterTransformer
 from .tasks import FAMILIES, TaskBatch, sample_tasks
 
 CHECKPOINT_FORMAT = 1
+CORRUPT_SUFFIX = ".corrupt"  # an unreadable checkpoint is moved to <name>.corrupt (not an artifact)
 STREAM_INIT, STREAM_TRAIN, STREAM_VAL = 0, 1, 2
 METRIC_COLUMNS = ("step", "train_loss", "rel_val_loss", "lr", "wall_time")
 
@@ -142,26 +144,35 @@ def relative_loss(model: ClusterTransformer, tasks: TaskBatch, chunk: int = 64) 
     model.eval()
     dev = next(model.parameters()).device
     ratios = []
-    for s in range(0, len(tasks), chunk):
-        X, C = tasks.X[s:s + chunk].to(dev), tasks.C[s:s + chunk].to(dev)
-        C_out = model(X, C)
-        if not torch.isfinite(C_out).all():  # an exploding model: the run will be reported as diverged
-            return math.nan
-        ratios.append(kmeans_objective(X, C_out) / kmeans_objective(X, lloyd(X, C, 1)[0]))
-    model.train(was_training)
+    try:
+        for s in range(0, len(tasks), chunk):
+            X, C = tasks.X[s:s + chunk].to(dev), tasks.C[s:s + chunk].to(dev)
+            C_out = model(X, C)
+            if not torch.isfinite(C_out).all():  # an exploding model: the run will be reported as diverged
+                return math.nan
+            ratios.append(kmeans_objective(X, C_out) / kmeans_objective(X, lloyd(X, C, 1)[0]))
+    finally:
+        model.train(was_training)
     return torch.cat(ratios).mean().item()
 
 
 def atomic_save(obj, path: Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    """torch.save, crash-safe (see icl_kmeans.atomic)."""
+    atomic_write(path, lambda tmp: torch.save(obj, tmp))
+
+
+class CorruptCheckpointError(ValueError):
+    """A checkpoint file that torch cannot read (truncated by a crash, or damaged)."""
 
 
 def load_checkpoint(path, map_location="cpu") -> dict:
-    ckpt = torch.load(path, map_location=map_location, weights_only=False)
+    try:
+        ckpt = torch.load(path, map_location=map_location, weights_only=False)
+    except Exception as err:  # torch raises RuntimeError, EOFError, UnpicklingError... depending on the damage
+        raise CorruptCheckpointError(f"{path}: unreadable checkpoint ({type(err).__name__}: {err}); it is "
+                                     "truncated or damaged: delete it to retrain") from err
+    if not isinstance(ckpt, dict):
+        raise CorruptCheckpointError(f"{path}: not a checkpoint (a {type(ckpt).__name__}); delete it to retrain")
     if ckpt.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path}: checkpoint format {ckpt.get('format')!r} is not {CHECKPOINT_FORMAT}")
     return ckpt
@@ -187,7 +198,8 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
     """Trains F_{d:k} per SPEC 7 and returns its metrics, one row per step.
 
     checkpoint: file written atomically every `checkpoint_every` steps (default eval_every) and at the
-    end; if it exists, training resumes from it (its config must match). A non-finite loss stops the
+    end; if it exists, training resumes from it (its config must match); if it is unreadable (truncated),
+    it is moved to `<checkpoint>.corrupt`, a warning names it, and training starts over. A non-finite loss stops the
     run: the last finite state is saved and status is "diverged". `max_steps` stops early (for tests
     of interruption); the checkpoint then resumes to the identical end state.
     """
@@ -203,10 +215,17 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
     val = (val_tasks if val_tasks is not None else validation_tasks(config)).to(dev)
     rows: list[dict] = []
     start_step, wall_before, status, diverged_step, resumed_from = 0, 0.0, "ok", None, None
-    rng_state = None
+    rng_state, rolled_back = None, False
 
+    ckpt = None
     if checkpoint is not None and checkpoint.exists():
-        ckpt = load_checkpoint(checkpoint, map_location=dev)
+        try:
+            ckpt = load_checkpoint(checkpoint, map_location=dev)
+        except CorruptCheckpointError as err:  # e.g. a disk that lost the tail: start over, keep the evidence
+            aside = checkpoint.with_name(checkpoint.name + CORRUPT_SUFFIX)
+            durable_replace(checkpoint, aside)
+            print(f"warning: {err}; moved it to {aside} and training from scratch", file=sys.stderr)
+    if ckpt is not None:
         if ckpt["config"] != config.to_dict():
             diff = {k: (ckpt["config"].get(k), v) for k, v in config.to_dict().items() if ckpt["config"].get(k) != v}
             raise ValueError(f"{checkpoint} belongs to another configuration (checkpoint vs asked: {diff}); "
@@ -217,7 +236,7 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
             sched.load_state_dict(ckpt["scheduler"])
         rows, start_step, wall_before = list(ckpt["metrics"]), ckpt["step"], ckpt["wall_time"]
         status, diverged_step, rng_state = ckpt["status"], ckpt["diverged_step"], ckpt["rng_state"]
-        resumed_from = start_step
+        resumed_from, status_before = start_step, status
 
     def save(step: int, wall: float) -> None:
         if checkpoint is None:
@@ -261,13 +280,17 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
             loss.backward()
             if config.clip_grad is not None:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip_grad)
+            validate = (step + 1) % config.eval_every == 0 or step + 1 == config.steps
+            last_finite = {k: v.clone() for k, v in model.state_dict().items()} if validate else None
             opt.step()
             step += 1
             rel = math.nan
-            if step % config.eval_every == 0 or step == config.steps:
+            if validate:
                 rel = relative_loss(model, val)
-                if not math.isfinite(rel):  # the model now maps validation tasks to non-finite centers
-                    status, diverged_step = "diverged", step
+                if not math.isfinite(rel):  # the model now maps validation tasks to non-finite centers:
+                    status, diverged_step = "diverged", step  # keep the parameters before this update
+                    model.load_state_dict(last_finite)
+                    rolled_back = True
                 elif sched is not None:
                     sched.step(rel)
             rows.append(dict(step=step, train_loss=loss.item(), rel_val_loss=rel, lr=opt.param_groups[0]["lr"],
@@ -278,8 +301,13 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
                     bar.set_postfix(loss=f"{loss.item():.4g}", rel_val=f"{rel:.4g}", refresh=False)
             if status == "ok" and step % checkpoint_every == 0 and step < end:
                 save(step, time.perf_counter() - t0)
-        wall = time.perf_counter() - t0
-        save(step, wall)
+        if rolled_back:
+            step -= 1  # diverged at a validation: the kept parameters are those of the step before
+        if resumed_from is not None and step == start_step and status == status_before:
+            wall = wall_before  # nothing to do (e.g. a finished run restored): the checkpoint stays as it is
+        else:
+            wall = time.perf_counter() - t0
+            save(step, wall)
     if bar is not None:
         bar.close()
     if status == "diverged":

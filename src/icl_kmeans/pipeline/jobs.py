@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import os
 import platform
+import shutil
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
+from ..atomic import atomic_write, atomic_write_json
 from ..training import TrainConfig, resolve_device, train
 from .schemas import METRICS_SCHEMA, TIMING_SCHEMA
 from .taskfiles import load_tasks
@@ -20,27 +20,18 @@ from .taskfiles import load_tasks
 
 def write_parquet(table: pa.Table, path) -> None:
     """Atomic Parquet write (a crash never leaves a truncated table behind)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
-
-
-def write_json(obj, path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    atomic_write(path, lambda tmp: pq.write_table(table, tmp))
 
 
 def train_run(run: str, config: dict, seed: int, val_path, checkpoint, metrics, timing, record,
               device: str = "auto", progress: bool = True) -> dict:
     """Trains one (configuration, seed), resuming from `<checkpoint>.resume` if an earlier attempt died.
 
-    The resume file lives beside the declared output (Snakemake deletes incomplete outputs, not it)
-    and becomes the output by an atomic rename once training is over.
+    The resume file lives beside the declared output (Snakemake deletes the outputs of a failed or
+    rerun job, never it) and is copied to the output atomically once training is over. It is kept: a
+    rerun of the job (a seed added to a pack, a pack job that failed after this member finished)
+    finds the finished state there and rewrites the outputs without training (same metrics; the
+    record says resumed_from = the last step). To retrain a run, delete its directory.
     """
     cfg = TrainConfig.from_dict({**config, "seed": int(seed)})
     dev = resolve_device(device)
@@ -57,6 +48,6 @@ def train_run(run: str, config: dict, seed: int, val_path, checkpoint, metrics, 
                resumed_from=result.resumed_from, torch=torch.__version__, python=sys.version.split()[0],
                final_rel_val_loss=float(m["rel_val_loss"].dropna().iloc[-1]) if m["rel_val_loss"].notna().any()
                else None)
-    write_json(rec, record)
-    os.replace(resume, checkpoint)
+    atomic_write_json(record, rec)
+    atomic_write(checkpoint, lambda tmp: shutil.copyfile(resume, tmp))
     return rec
