@@ -1,16 +1,16 @@
-# Fixed task sets as files: validation sets (per task distribution and seed) and held-out test sets.
+# Fixed task sets as files: validation sets (one job per task distribution and seed, so that adding a
+# seed adds only that seed's jobs) and held-out test sets.
 
 
 rule validation_tasks:
     output:
-        expand(VAL, dist="{dist}", seed=SEEDS),
+        VAL,
     log:
-        f"{LOGS}/tasks/val_{{dist}}.log",
+        f"{LOGS}/tasks/val_{{dist}}_seed{{seed}}.log",
     conda:
         "../../envs/torch.yaml"
     params:
         dist=lambda w: DISTS[w.dist],
-        seeds=SEEDS,
         batch=S["batch"],
         val_batches=S["val_batches"],
     script:

@@ -3,6 +3,10 @@
 # train_jobs=seed: one job per (configuration, seed); on SLURM the profile packs them into groups.
 # train_jobs=pack: one job per task distribution trains all its runs and seeds in one process
 # (same files, same bytes; saves the per-job torch import on a laptop).
+# The device (config key `device`) is read by the job at run time, not a param: switching auto to cuda
+# reruns nothing. A finished run keeps a copy of its checkpoint in checkpoint.pt.resume, outside the
+# declared outputs: when Snakemake reruns a job (a seed added to a pack, a failed pack job whose outputs
+# it deleted), finished members are restored from it instead of being trained again.
 
 TRAIN_OUTPUTS = dict(checkpoint=CKPT, metrics=METRICS, timing=TIMING, record=RECORD)
 
@@ -22,7 +26,6 @@ if S["train_jobs"] == "seed":
         threads: 1
         params:
             config=lambda w: ST.runs[w.run],
-            device=S["device"],
         script:
             "../scripts/train.py"
 
@@ -48,6 +51,5 @@ else:
             params:
                 runs=[(r, s) for r in _runs for s in SEEDS],
                 configs={r: ST.runs[r] for r in _runs},
-                device=S["device"],
             script:
                 "../scripts/train.py"

@@ -5,7 +5,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this che
 
 from icl_kmeans.pipeline.job import as_list, job
 
-with job(snakemake):
+with job(snakemake, device=True) as device:  # the config's device, read at run time (not a param)
     from icl_kmeans.pipeline.jobs import train_run
 
     p, out = snakemake.params, snakemake.output
@@ -17,4 +17,4 @@ with job(snakemake):
     files = zip(*(as_list(out[key]) for key in ("checkpoint", "metrics", "timing", "record")))
     for (run, seed), (checkpoint, metrics, timing, record) in zip(pairs, files):
         val = next(v for v in as_list(snakemake.input.val) if v.endswith(f"/seed{seed}.pt"))
-        train_run(run, configs[run], seed, val, checkpoint, metrics, timing, record, device=p.device)
+        train_run(run, configs[run], seed, val, checkpoint, metrics, timing, record, device=device)
