@@ -47,7 +47,7 @@ def test_paper_preset_trains_every_configuration_for_ten_seeds(paper_dry_run):
     assert len(s["seeds"]) == 10
     assert 250 <= len(st.runs) <= 400, "the paper trained about 300 configurations"
     assert paper_dry_run["train"] == len(st.runs) * 10
-    assert paper_dry_run["validation_tasks"] == len(st.distributions())
+    assert paper_dry_run["validation_tasks"] == len(st.distributions()) * 10  # one job per (distribution, seed)
     for rule in ("evaluate_multistep", "evaluate_landscape", "task_dissimilarity", "profile_timing", "aggregate"):
         assert paper_dry_run.get(rule, 0) >= 1, rule
 
