@@ -192,6 +192,8 @@ def build(s: dict) -> Studies:
     for spec in st.evaluations.values():
         for name, ts in spec.get("testsets", {}).items():
             ts["id"] = testset_id(ts)
+        if "lloyd" in spec.get("baselines", ()):  # Lloyd's empty-cluster convention; reseed draws from eval_seed
+            spec.update(lloyd_empty=s["lloyd_empty"], baseline_seed=s["eval_seed"])
     return st
 
 
