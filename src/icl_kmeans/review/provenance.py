@@ -160,7 +160,7 @@ def output_scope(path: str, wildcards: dict, params: dict) -> dict:
     seeds = params.get("seeds") if isinstance(params.get("seeds"), list) else None
     scoped = params
     if run is not None and isinstance(params.get("configs"), dict) and run in params["configs"]:
-        # A pack job: the output of run R gets the params the seed-mode job of R has (config, device).
+        # A pack job: the output of run R gets the params the seed-mode job of R has (its config).
         scoped = {k: v for k, v in params.items() if k not in ("configs", "runs")}
         scoped["config"] = params["configs"][run]
     return {"run": run, "seed": int(seed) if seed is not None else None,
