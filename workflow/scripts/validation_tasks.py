@@ -1,4 +1,4 @@
-"""Writes the validation set of one task distribution and seed."""
+"""Writes the validation sets of one task distribution: of one seed (train_jobs=seed) or of every seed."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
@@ -9,4 +9,5 @@ with job(snakemake):
     from icl_kmeans.pipeline.taskfiles import write_validation_set
 
     p = snakemake.params
-    write_validation_set(p.dist, int(snakemake.wildcards.seed), p.batch, p.val_batches, snakemake.output[0])
+    for seed, path in zip(p.seeds, snakemake.output):
+        write_validation_set(p.dist, seed, p.batch, p.val_batches, path)
