@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import zlib
 from pathlib import Path
 
@@ -165,6 +166,17 @@ def test_read_run_metrics_hive_dataset(tmp_path):
     assert set(zip(sub["run"], sub["seed"])) == {("A-L2_d4_k6_x", 7)}
     with pytest.raises(FileNotFoundError):
         agg.read_run_metrics(tmp_path / "nowhere")
+
+
+def test_read_run_metrics_ignores_files_of_crashed_writers(tmp_path):
+    """A writer killed mid-write leaves part-0.parquet.<pid>.tmp (complete or truncated): not data."""
+    write_run(tmp_path, "A-L2_d4_k6_x", 7)
+    root = tmp_path / "results/metrics"
+    clean = agg.read_run_metrics(root)
+    part = tmp_path / METRICS.format(run="A-L2_d4_k6_x", seed=7)
+    shutil.copy(part, part.with_name(part.name + ".4242.tmp"))  # complete: its rows would count twice
+    part.with_name(part.name + ".4243.tmp").write_bytes(part.read_bytes()[:40])  # truncated: unreadable
+    pd.testing.assert_frame_equal(agg.read_run_metrics(root), clean)
 
 
 def test_training_table_schema_and_content(tmp_path):

@@ -111,3 +111,13 @@ def test_em_close_to_lloyd_on_separated_clusters():
     X = (centers.repeat_interleave(30, 0) + 0.05 * torch.randn(90, 2, generator=g, dtype=torch.float64))
     C = X[[0, 30, 60]]
     assert torch.allclose(em(X, C, 5)[-1], lloyd(X, C, 5)[-1], atol=1e-6)
+
+
+@pytest.mark.parametrize("family", ["normal", "cauchy", "lognormal"])
+def test_one_lloyd_step_from_initial_centers_is_the_same_under_both_conventions(family):
+    """The relative validation loss divides by one Lloyd step from C, whose centers are data points:
+    each keeps its own point, so keep and reseed (the reference's) agree there (README, lloyd_empty)."""
+    t = sample_tasks(64, n=256, d=4, k=6, family=family, seed=5)
+    keep = lloyd(t.X, t.C, 1)
+    torch.testing.assert_close(keep, lloyd(t.X, t.C, 1, empty="reseed", generator=torch.Generator().manual_seed(0)),
+                               rtol=0, atol=0)

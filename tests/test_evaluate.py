@@ -104,3 +104,49 @@ def test_bad_input():
         multistep_table({"lloyd": model}, t, 1)
     with pytest.raises(ValueError, match="d=2"):  # a model for other (d, k)
         multistep_curve(ClusterTransformer(3, 3, "OH"), t, 1)
+
+
+def test_lloyd_baseline_empty_cluster_convention():
+    """keep vs reseed (the reference code's): equal until a cluster empties, then reseed differs; reseed
+    is exact for a given seed; the choice is validated."""
+    t = sample_tasks(32, n=512, d=32, k=10, seed=20260101)
+    empty = has_empty_cluster(t.X, t.C, 20)
+    assert empty.any() and not empty.all()
+    keep = baseline_curve(t, 20, "lloyd")
+    reseed = baseline_curve(t, 20, "lloyd", empty="reseed", seed=3)
+    pd.testing.assert_frame_equal(reseed, baseline_curve(t, 20, "lloyd", empty="reseed", seed=3))
+    assert reseed.log_objective[1] == keep.log_objective[1]  # centers are data points: no empty cluster at t = 1
+    assert reseed.log_objective[20] != keep.log_objective[20]
+    full = t[~empty]  # without empty clusters the conventions agree
+    pd.testing.assert_frame_equal(baseline_curve(full, 20, "lloyd", empty="reseed", seed=3), baseline_curve(full, 20))
+    with pytest.raises(ValueError, match="empty.*'drop'.*keep.*reseed"):
+        baseline_curve(t, 2, "lloyd", empty="drop")
+
+
+def test_evaluation_job_uses_the_configured_lloyd_convention(tmp_path):
+    import pyarrow.parquet as pq
+
+    from icl_kmeans.pipeline import eval_jobs, settings, studies
+    from icl_kmeans.pipeline.taskfiles import write_test_set
+
+    from icl_kmeans import TrainConfig, train
+
+    repo = __import__("pathlib").Path(__file__).resolve().parents[1]
+    ckpt = tmp_path / "r" / "seed1" / "checkpoint.pt"
+    train(TrainConfig(d=32, k=10, n=16, batch=1, steps=1, val_batches=1, seed=1), checkpoint=ckpt)
+    lloyd_at_20 = {}
+    for convention in ("keep", "reseed"):
+        s = settings.resolve({"preset": "smoke", "lloyd_empty": convention, "eval_steps": 8}, repo / "workflow")
+        spec = studies.build(s).evaluations["fig6"]
+        assert spec["lloyd_empty"] == convention and spec["baseline_seed"] == s["eval_seed"]
+        ts = dict(spec["testsets"]["normal"], n=512, tasks=32)
+        spec = dict(spec, models={"OH:L2": "r"}, modes=["reembed"], testsets={"normal": ts})
+        path = tmp_path / convention / f"{ts['id']}.pt"
+        path.parent.mkdir()
+        write_test_set(ts, 20260101, path)
+        eval_jobs.multistep("fig6", spec, [1], [str(ckpt)], [str(path)], tmp_path / f"{convention}.parquet",
+                            device="cpu")
+        df = pq.read_table(tmp_path / f"{convention}.parquet").to_pandas()
+        rows = df[(df.curve == "Lloyd") & (df.metric == "log_objective")].set_index("t")["value"]
+        lloyd_at_20[convention] = rows[8]
+    assert lloyd_at_20["reseed"] < lloyd_at_20["keep"]

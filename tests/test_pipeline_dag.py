@@ -69,6 +69,7 @@ def test_paper_preset_trains_every_configuration_for_ten_seeds(paper_dry_run):
     assert len(pairs) == len(set(pairs)) and max(len(m) for m in stacks.values()) <= s["stack_size"]
     for members in stacks.values():  # a stack shares the tensor shapes (and steps) of its runs
         assert len({tuple(st.runs[r][k] for k in studies.STACK_KEYS) for r, _ in members}) == 1
+    # stack mode (as pack) writes the validation sets of all seeds of a distribution in one job
     assert paper_dry_run["validation_tasks"] == len(st.distributions())
     for rule in ("evaluate_multistep", "evaluate_landscape", "task_dissimilarity", "profile_timing", "aggregate"):
         assert paper_dry_run.get(rule, 0) >= 1, rule
@@ -88,6 +89,8 @@ def test_runs_are_shared_between_figures():
     ("steps=0", ["steps", "0", "minimum"]),
     ("train_jobs=node", ["train_jobs", "node", "seed", "pack", "stack"]),
     ("stack_size=0", ["stack_size", "0", "minimum"]),
+    ("training=adam", ["training", "adam", "reference", "plain"]),
+    ("lloyd_empty=drop", ["lloyd_empty", "drop", "keep", "reseed"]),
 ])
 def test_invalid_config_stops_before_any_job(override, words, tmp_path):
     proc = snakemake("-n", "--config", override, cwd=REPO)
@@ -131,3 +134,29 @@ def test_snakefiles_are_snakefmt_formatted():
     proc = subprocess.run([sys.executable, "-m", "snakefmt", "--check", *map(str, files)], capture_output=True,
                           text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_training_switch_chooses_reference_or_plain_and_is_part_of_the_run_id():
+    ref = studies.build(settings.resolve({"preset": "smoke", "training": "reference"}, REPO / "workflow"))
+    plain = studies.build(settings.resolve({"preset": "smoke", "training": "plain"}, REPO / "workflow"))
+    for cfg in ref.runs.values():
+        assert (cfg["plateau"], cfg["bias"], cfg["dropout"]) == (True, True, 0.01)
+    for cfg in plain.runs.values():
+        assert (cfg["plateau"], cfg["bias"], cfg["dropout"]) == (False, False, 0.0)
+    assert len(ref.runs) == len(plain.runs) and not set(ref.runs) & set(plain.runs)
+    with pytest.raises(ValueError, match="training.*'adam'.*plain.*reference"):
+        studies.run_config({**settings.resolve({"preset": "smoke"}, REPO / "workflow"), "training": "adam"})
+
+
+@pytest.mark.parametrize("preset, mode", [("paper", "reference"), ("quick", "plain"), ("smoke", "reference")])
+def test_each_preset_says_which_training_it_uses(preset, mode):
+    text = (REPO / "workflow" / "presets" / f"{preset}.yaml").read_text()
+    assert f"\ntraining: {mode}\n" in text
+    assert settings.resolve({"preset": preset}, REPO / "workflow")["training"] == mode
+
+
+def test_fig10_tau_is_one_seventh_exactly():
+    st = studies.build(settings.resolve({"preset": "smoke"}, REPO / "workflow"))
+    taus = sorted({c.facets["tau"] for c in st.training["fig10"]})
+    assert taus == [0.1, 1 / 7, 0.25, 1.0]
+    assert {st.runs[c.run]["tau"] for c in st.training["fig10"]} == set(taus)

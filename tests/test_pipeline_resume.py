@@ -70,7 +70,7 @@ def test_sigkilled_training_job_resumes_to_the_same_result(tmp_path):
     a, b = torch.load(ckpt, weights_only=False), torch.load(ref_ckpt, weights_only=False)
     for name, tensor in b["model"].items():
         assert torch.equal(a["model"][name], tensor), name
-    assert not resume.exists(), "the resume file becomes the output"
+    assert resume.read_bytes() == ckpt.read_bytes(), "the finished state stays in the resume file"
 
 
 def test_diverged_run_is_kept_and_does_not_fail_the_workflow(tmp_path):
@@ -89,3 +89,43 @@ def test_diverged_run_is_kept_and_does_not_fail_the_workflow(tmp_path):
         rec = json.loads((work / t).read_text())
         if status == "diverged":
             assert rec["diverged_step"] >= 1 and (work / t).with_name("checkpoint.pt").exists()
+
+
+def _jobs(proc) -> dict[str, int]:
+    out = proc.stdout + proc.stderr
+    if "Nothing to be done" in out:
+        return {}
+    block = out.split("Job stats:")[1]
+    import re
+
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", block, re.M) if m.group(1) != "total"}
+
+
+@pytest.mark.parametrize("mode", ["seed", "pack"])
+def test_adding_a_seed_trains_only_that_seed_and_the_device_reruns_nothing(tmp_path, mode):
+    """Issue 9 B3: after a finished run, `--config device=cpu` reruns nothing, and one more seed runs only
+    that seed's validation set and training (seed mode: its jobs; pack mode: the pack job, which restores
+    the finished seed from checkpoint.pt.resume instead of training it again)."""
+    cfg = {"preset": "smoke", "train_jobs": mode, "fig13_train_n": [20], "seeds": [11, 12]}
+    st = studies.build(settings.resolve(cfg, REPO / "workflow"))
+    run = next(c.run for c in st.training["fig13"] if c.facets["n"] == 20)  # a small distribution (n = 20)
+    targets = lambda seeds: [f"results/runs/{run}/seed{s}/checkpoint.pt" for s in seeds]  # noqa: E731
+    work = copy_workflow(tmp_path / "w")
+    (work / "two.yaml").write_text(json.dumps(cfg))  # lists go in a config file: --config gives strings
+    (work / "three.yaml").write_text(json.dumps({**cfg, "seeds": [11, 12, 13]}))
+    two, three = ["--configfile", "two.yaml"], ["--configfile", "three.yaml"]
+    run_snakemake(work, *targets([11, 12]), "--cores", "1", *two)
+    before = {p: p.read_bytes() for p in (work / "results" / "runs").glob("*/seed1[12]/checkpoint.pt")}
+
+    assert _jobs(run_snakemake(work, "-n", *targets([11, 12]), *two, "--config", "device=cpu")) == {}
+    planned = _jobs(run_snakemake(work, "-n", *targets([11, 12, 13]), *three))
+    trains = {k: v for k, v in planned.items() if k.startswith("train")}
+    assert planned.get("validation_tasks") == 1 and list(trains.values()) == [1], planned
+
+    run_snakemake(work, *targets([11, 12, 13]), "--cores", "1", *three)
+    for p, data in before.items():
+        assert p.read_bytes() == data, f"{p} was trained again"
+        rec = json.loads(p.with_name("record.json").read_text())
+        assert rec["resumed_from"] in (None, rec["steps_done"]), rec
+    new = json.loads((work / f"results/runs/{run}/seed13/record.json").read_text())
+    assert new["resumed_from"] is None and new["status"] == "ok"

@@ -85,3 +85,18 @@ def test_batch_helpers():
     assert len(t) == 5 and len(t[1:3]) == 2 and torch.equal(t[1:3].X, t.X[1:3])
     assert _same(TaskBatch.cat([t[:2], t[2:]]), t)
     assert _same(t.to("cpu"), t)
+
+
+@pytest.mark.parametrize("family", ["cauchy", "laplace"])
+def test_inverse_cdf_tails_are_capped_symmetrically(family, monkeypatch):
+    """The smallest and the largest uniform draw float64 can give (0 and 1 - 2^-53) must map to noise
+    of the same magnitude: a symmetric family gets symmetric tails (issue 9, A8)."""
+    from icl_kmeans import tasks as tasks_mod
+
+    extremes = torch.tensor([0.0, 1 - 2.0 ** -53], dtype=torch.float64)
+    monkeypatch.setattr(tasks_mod.torch, "rand", lambda *a, **kw: extremes.clone())
+    noise = tasks_mod._standard_noise(family, (2,), torch.Generator(), torch.float64)
+    assert noise[0] < 0 < noise[1]
+    assert abs(noise[0]).item() == pytest.approx(abs(noise[1]).item(), rel=1e-6)
+    if family == "cauchy":
+        assert abs(noise).max().item() < 1e7  # ~ 1 / (pi * 1e-7): float32 min-max scaling keeps the bulk

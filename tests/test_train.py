@@ -130,3 +130,55 @@ def test_huge_learning_rate_diverges_without_exception(tmp_path):
     assert result.status == "diverged", result.metrics.tail()
     assert 1 <= result.diverged_step <= 200 and result.steps_done == result.diverged_step - 1
     assert load_checkpoint(tmp_path / "run.pt")["status"] == "diverged"
+
+
+def test_relative_loss_restores_train_mode_on_non_finite_centers():
+    from icl_kmeans.training import build_model, relative_loss, validation_tasks
+
+    config = TrainConfig(**SMALL)
+    model = build_model(config)
+    with torch.no_grad():
+        model.heads[2].V.weight.fill_(math.inf)  # centers become non-finite
+    model.train()
+    assert math.isnan(relative_loss(model, validation_tasks(config)))
+    assert model.training
+
+
+def test_divergence_at_a_validation_keeps_the_last_finite_parameters(tmp_path, capsys):
+    """lr = 1e30: the training loss of step 1 is finite, the update makes the validation outputs
+    non-finite. The run must keep (and save) the parameters from before that update."""
+    from icl_kmeans.training import build_model, model_from_checkpoint, relative_loss, validation_tasks
+
+    config = TrainConfig(**{**SMALL, "steps": 4, "eval_every": 1, "lr": 1e30})
+    result = train(config, checkpoint=tmp_path / "run.pt")
+    assert result.status == "diverged" and result.diverged_step == 1 and result.steps_done == 0
+    assert result.model.training
+    ckpt = load_checkpoint(tmp_path / "run.pt")
+    assert ckpt["step"] == 0 and ckpt["status"] == "diverged"
+    _assert_same_tensors(ckpt["model"], build_model(config).state_dict())  # the state before the bad update
+    assert math.isfinite(relative_loss(model_from_checkpoint(tmp_path / "run.pt"), validation_tasks(config)))
+    assert "kept the state of step 0" in capsys.readouterr().err
+
+
+def test_truncated_checkpoint_is_moved_aside_and_the_run_retrains(tmp_path, capsys):
+    """A checkpoint cut short (a crash outside our atomic writes, a full disk) gives a clear error on
+    loading, and train() moves it to <name>.corrupt, says so, and ends exactly like a fresh run."""
+    from icl_kmeans.training import CorruptCheckpointError, model_from_checkpoint
+
+    config = TrainConfig(**{**SMALL, "steps": 12, "eval_every": 4})
+    path = tmp_path / "run.pt"
+    train(config, checkpoint=path, max_steps=8)
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) // 2])
+    for load in (load_checkpoint, model_from_checkpoint):
+        with pytest.raises(CorruptCheckpointError, match="run.pt: unreadable checkpoint.*truncated"):
+            load(path)
+    capsys.readouterr()
+    result = train(config, checkpoint=path)
+    err = capsys.readouterr().err
+    assert "unreadable checkpoint" in err and "run.pt.corrupt" in err and "from scratch" in err
+    assert (tmp_path / "run.pt.corrupt").read_bytes() == whole[: len(whole) // 2]
+    assert result.status == "ok" and result.resumed_from is None and result.steps_done == 12
+    fresh = train(config)
+    pd.testing.assert_frame_equal(result.metrics[COMPARED], fresh.metrics[COMPARED])
+    assert load_checkpoint(path)["step"] == 12

@@ -52,11 +52,89 @@ def soft_distance_attention(q, k, v, g: float, fused: bool = True, dropout: floa
         if dropout:
             w = F.dropout(w, dropout)
         return w @ v
+    if dropout and q.device.type == "cpu":
+        return _fused_dropout_attention(q_aug, k_aug, v, dropout)
     e = v.shape[-1]
     v_pad = F.pad(v, (0, q_aug.shape[-1] - e))
     out = F.scaled_dot_product_attention(q_aug.unsqueeze(-3), k_aug.unsqueeze(-3), v_pad.unsqueeze(-3),
                                          dropout_p=dropout, scale=1.0)
     return out.squeeze(-3)[..., :e]
+
+
+def dropped_positions(total: int, p: float) -> torch.Tensor:
+    """Increasing flat indices of the entries that iid Bernoulli(p) drops among `total` entries.
+
+    Drawn as geometric gaps between drops (the same distribution as one draw per entry) from the global
+    CPU generator, so torch.manual_seed / get_rng_state make it exact and resumable, at O(p * total)
+    random numbers instead of `total`.
+    """
+    log_keep = math.log1p(-p)
+    parts, last, expected = [], -1, p * total
+    while True:
+        u = torch.rand(int(expected + 6 * math.sqrt(expected) + 16), dtype=torch.float64)
+        idx = last + torch.cumsum(torch.floor(torch.log1p(-u) / log_keep).long() + 1, 0)  # log1p(-u) <= 0
+        if idx[-1] >= total:
+            parts.append(idx[idx < total])
+            return torch.cat(parts)
+        parts.append(idx)
+        last = int(idx[-1])
+
+
+SINK_SAMPLE = 16  # keys whose largest score estimates each row's log-sum-exp for the sink (see below)
+
+
+def _fused_dropout_attention(q_aug, k_aug, v, p: float) -> torch.Tensor:
+    """dropout(softmax(q' k'^T), p) @ v without materialising the m x n weights (CPU).
+
+    The CPU flash kernel has no dropout (SDPA with dropout_p falls back to the math kernel, which builds
+    the m x n weights and draws m x n random numbers). Instead, with W = softmax(S) and D the dropped
+    entries: dropout(W) @ v = (W @ v - sum_{(i,j) in D} W_ij v_j) / (1 - p). W @ v comes from the fused
+    kernel; the ~p m n dropped W_ij = exp(S_ij - lse_i) need the row log-sum-exp lse_i, differentiably.
+    The same fused call gives it: an extra sink key whose score for query i is a constant c_i and whose
+    value is a unit column of its own, plus a column of ones on the real keys. With w0_i the sink's
+    weight and r_i = 1 - w0_i the real keys' (both read off the output), lse_i = c_i + log(r_i / w0_i)
+    and W @ v = out_i / r_i, with gradients through the kernel. c_i only has to keep w0_i and r_i away
+    from underflow: the largest score over SINK_SAMPLE keys (a lower bound of the row maximum), or, if
+    that fails, the exact row log-sum-exp computed in chunks.
+    """
+    lead, m, n, e = q_aug.shape[:-2], q_aug.shape[-2], k_aug.shape[-2], v.shape[-1]
+    q2, k2, v2 = q_aug.reshape(-1, m, q_aug.shape[-1]), k_aug.reshape(-1, n, k_aug.shape[-1]), v.reshape(-1, n, e)
+    b = q2.shape[0]
+    flat = dropped_positions(b * m * n, p)  # drawn first and once: the fallback below does not change it
+    with torch.no_grad():
+        c = (q2 @ k2[:, :SINK_SAMPLE].transpose(-1, -2)).amax(-1)
+    wv, lse = _sink_attention(q2, k2, v2, c)
+    if not (torch.isfinite(lse).all() and torch.isfinite(wv).all()):
+        with torch.no_grad():
+            rows = max(1, (1 << 22) // max(1, b * n))  # chunks of ~4M scores
+            c = torch.cat([torch.logsumexp(q2[:, s:s + rows] @ k2.transpose(-1, -2), dim=-1)
+                           for s in range(0, m, rows)], dim=1)
+        wv, lse = _sink_attention(q2, k2, v2, c)
+    bi = flat // n  # = batch * m + query
+    bj = (bi // m) * n + flat % n  # = batch * n + key
+    s_d = (q2.reshape(b * m, -1).index_select(0, bi) * k2.reshape(b * n, -1).index_select(0, bj)).sum(-1)
+    w_d = torch.exp(s_d - lse.reshape(-1).index_select(0, bi))
+    dropped = torch.zeros(b * m, e, dtype=v.dtype, device=v.device).index_add(
+        0, bi, w_d.unsqueeze(-1) * v2.reshape(b * n, e).index_select(0, bj))
+    return ((wv - dropped.reshape(b, m, e)) / (1 - p)).reshape(*lead, m, e)
+
+
+def _sink_attention(q2, k2, v2, c):
+    """(softmax(q2 k2^T) @ v2, row log-sum-exp) from one fused call with a sink key scored c (no grad)."""
+    b, n, e = v2.shape
+    # widths: q', k' have e + 1 coordinates, the sink's score one more; v gets [v, 1, 0] on the real keys and
+    # [0, 0, 1] on the sink; all are zero-padded to one width, a multiple of 4 (the CPU flash kernel needs
+    # equal widths and is several times slower at some odd ones)
+    width = -(-(e + 2) // 4) * 4
+    q3 = F.pad(torch.cat([q2, c.detach().unsqueeze(-1)], -1), (0, width - e - 2))  # sink score for query i: c_i
+    k3 = F.pad(k2, (0, width - e - 1))
+    sink = k3.new_zeros(b, 1, width)
+    sink[..., e + 1] = 1  # the sink key meets c_i; as a value it is the unit column e + 1
+    k3 = torch.cat([k3, sink], 1)
+    v3 = torch.cat([F.pad(F.pad(v2, (0, 1), value=1.0), (0, width - e - 1)), sink], 1)
+    out = F.scaled_dot_product_attention(q3.unsqueeze(1), k3.unsqueeze(1), v3.unsqueeze(1), scale=1.0).squeeze(1)
+    real, w0 = out[..., e], out[..., e + 1]
+    return out[..., :e] / real.unsqueeze(-1), c + torch.log(real) - torch.log(w0)
 
 
 def hard_distance_attention(q, k, v, chunk: int = 1024) -> torch.Tensor:

@@ -71,14 +71,14 @@ def _straightforward_attention():
 
 
 def make_step(embedding: str, regularizer: str, d: int, k: int, n: int, batch: int, tau: float = 0.1,
-              fused: bool = True, straightforward: bool = False):
+              fused: bool = True, straightforward: bool = False, dropout: float = 0.0):
     """One training step as train() does it: fresh tasks, forward, smoothed loss, backward, Adam."""
     from .losses import smoothed_kmeans_loss
     from .model import ClusterTransformer
     from .tasks import sample_tasks
 
     torch.manual_seed(0)
-    model = ClusterTransformer(d, k, embedding, fused=fused).train()
+    model = ClusterTransformer(d, k, embedding, fused=fused, dropout=dropout).train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     counter = iter(range(10**9))
 
@@ -181,6 +181,19 @@ def memory_run(n: int, d: int, k: int, steps: int, fused: bool, threads: int, ti
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def dropout_overhead(shape: dict, repeats: int, warmup: int, row, ratio, p: float = 0.01) -> None:
+    """The cost of the reference training's attention dropout: training steps OH:L2 with and without it."""
+    print(f"4. attention dropout {p:g} (training='reference') vs none, OH:L2, interleaved")
+    t = time_round_robin({"train step OH:L2 dropout 0": make_step("OH", "L2", **shape),
+                          f"train step OH:L2 dropout {p:g}": make_step("OH", "L2", dropout=p, **shape),
+                          f"train step OH:L2 dropout {p:g} materialised": make_step("OH", "L2", fused=False,
+                                                                                     dropout=p, **shape)},
+                         repeats, warmup)
+    base = t["train step OH:L2 dropout 0"]
+    for name, ms in t.items():
+        row(name, ms, "ms", f"slower than without dropout {ratio(ms, base)}" if ms is not base else "")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="icl_kmeans bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="fewer repeats and a smaller memory task (n=16384)")
@@ -192,9 +205,10 @@ def main(argv=None) -> int:
     p.add_argument("--warmup", type=int, default=None, help="untimed warm-up steps (default 5, quick 2)")
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads (default: all cores)")
     p.add_argument("--memory-n", type=int, default=None, help="points of the memory task (default 65536)")
-    p.add_argument("--skip", nargs="*", default=[], choices=["steps", "straightforward", "fused", "memory", "stack"],
+    p.add_argument("--skip", nargs="*", default=[], choices=["steps", "straightforward", "fused", "memory", "dropout",
+                                                             "stack"],
                    help="parts to leave out")
-    p.add_argument("--only", nargs="*", default=None, choices=["steps", "fused", "memory", "stack"],
+    p.add_argument("--only", nargs="*", default=None, choices=["steps", "fused", "dropout", "memory", "stack"],
                    help="run only these parts")
     p.add_argument("--stack-r", nargs="+", type=int, default=[1, 4, 16, 64], help="stack sizes R of part 4")
     p.add_argument("--stack-shapes", nargs="+", default=["quick", "quick-d32", "paper"],
@@ -208,7 +222,8 @@ def main(argv=None) -> int:
     warmup = a.warmup or (2 if a.quick else 5)
     mem_n = a.memory_n or (16384 if a.quick else 65536)
     if a.only is not None:
-        a.skip = [part for part in ("steps", "straightforward", "fused", "memory", "stack") if part not in a.only]
+        a.skip = [part for part in ("steps", "straightforward", "fused", "dropout", "memory", "stack")
+                  if part not in a.only]
     torch.set_num_threads(a.threads)
     shape = dict(d=a.d, k=a.k, n=a.n, batch=a.batch)
     load = os.getloadavg()[0]
@@ -256,6 +271,8 @@ def main(argv=None) -> int:
         for name, ms in t.items():
             fused_name = name.replace("materialised", "fused")
             row(name, ms, "ms", f"fused faster {ratio(ms, t[fused_name])}" if name != fused_name else "")
+    if "dropout" not in a.skip:
+        dropout_overhead(shape, repeats, warmup, row, ratio)
     if "memory" not in a.skip:
         print(f"3. memory: re-embedded clustering, 2 steps, one task n={mem_n} d={a.d} k={a.k}, fresh process")
         dense_gb = mem_n * mem_n * 4 / 1e9

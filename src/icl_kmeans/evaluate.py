@@ -21,7 +21,7 @@ import torch
 
 from . import _checks
 from .attention import sqdist
-from .baselines import em, lloyd
+from .baselines import EMPTY_POLICIES, em, lloyd
 from .losses import misclustering_rate
 from .model import MODES, ClusterTransformer
 from .tasks import TaskBatch
@@ -106,19 +106,25 @@ def multistep_curve(model: ClusterTransformer, tasks: TaskBatch, steps: int, mod
 
 @torch.no_grad()
 def baseline_curve(tasks: TaskBatch, steps: int, method: str = "lloyd", batch_size: int = 64,
-                   device: str | torch.device | None = None, dtype: torch.dtype | None = None) -> pd.DataFrame:
-    """The same curve as multistep_curve for a classical baseline: "lloyd" (empty clusters keep their
-    center) or "em" (isotropic Gaussian mixture, shared variance; the means are the centers).
+                   device: str | torch.device | None = None, dtype: torch.dtype | None = None,
+                   empty: str = "keep", seed: int = 0) -> pd.DataFrame:
+    """The same curve as multistep_curve for a classical baseline: "lloyd" or "em" (isotropic Gaussian
+    mixture, shared variance; the means are the centers).
 
+    empty: Lloyd's empty-cluster convention, "keep" (the old center) or "reseed" (a random point of
+    the task, as the reference code; drawn from a generator seeded with `seed`, so reruns are exact).
     Runs on `device` (default: where the tasks are) in `dtype` (default: the tasks' dtype).
     """
     _check_tasks(tasks)
     _checks.steps(steps)
     _checks.choice("method", method, BASELINES)
-    algorithm = {"lloyd": lloyd, "em": em}[method]
+    _checks.choice("empty", empty, EMPTY_POLICIES)
     device = tasks.X.device if device is None else torch.device(device)
     dtype = tasks.X.dtype if dtype is None else dtype
-    return _run_chunks(tasks, batch_size, device, dtype, lambda X, C: algorithm(X, C, steps))
+    if method == "em":
+        return _run_chunks(tasks, batch_size, device, dtype, lambda X, C: em(X, C, steps))
+    g = torch.Generator().manual_seed(int(seed)) if empty == "reseed" else None
+    return _run_chunks(tasks, batch_size, device, dtype, lambda X, C: lloyd(X, C, steps, empty=empty, generator=g))
 
 
 def multistep_table(models: dict[str, ClusterTransformer], tasks: TaskBatch, steps: int,

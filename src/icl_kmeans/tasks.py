@@ -49,8 +49,17 @@ def _standard_noise(family: str, shape, g: torch.Generator, dtype) -> torch.Tens
     if family in ("normal", "lognormal"):
         # float32 draws (vectorised Box-Muller, ~6x faster than float64 on CPU), widened to dtype
         return torch.randn(shape, generator=g, dtype=torch.float32).to(dtype)
-    tiny = torch.finfo(dtype).tiny
-    u = torch.rand(shape, generator=g, dtype=dtype).clamp(tiny, 1 - 1e-7)
+    return _inverse_cdf(family, torch.rand(shape, generator=g, dtype=dtype))
+
+
+# Uniform draws are clamped to [U_EPS, 1 - U_EPS], the same margin on both sides, so that both tails
+# of a family are capped alike (Cauchy: |noise| <= 1 / tan(pi U_EPS) ~ 3.2e6 in either direction).
+U_EPS = 1e-7
+
+
+def _inverse_cdf(family: str, u: torch.Tensor) -> torch.Tensor:
+    """Unit-scale noise of the family at uniform draws u (clamped symmetrically to [U_EPS, 1 - U_EPS])."""
+    u = u.clamp(U_EPS, 1 - U_EPS)
     if family == "cauchy":
         return torch.tan(math.pi * (u - 0.5))
     if family == "gumbel":

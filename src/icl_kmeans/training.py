@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from . import _checks
+from .atomic import atomic_write, durable_replace
 from .baselines import lloyd
 from .embeddings import EMBEDDINGS
 from .losses import REGULARIZERS, kmeans_objective, smoothed_loss
@@ -27,6 +28,7 @@ from .model import ClusterTransformer
 from .tasks import FAMILIES, TaskBatch, sample_tasks
 
 CHECKPOINT_FORMAT = 1
+CORRUPT_SUFFIX = ".corrupt"  # an unreadable checkpoint is moved to <name>.corrupt (not an artifact)
 STREAM_INIT, STREAM_TRAIN, STREAM_VAL = 0, 1, 2
 METRIC_COLUMNS = ("step", "train_loss", "rel_val_loss", "lr", "wall_time")
 
@@ -167,26 +169,35 @@ def relative_loss(model: ClusterTransformer, tasks: TaskBatch, chunk: int = 64) 
     model.eval()
     dev = next(model.parameters()).device
     ratios = []
-    for s in range(0, len(tasks), chunk):
-        X, C = tasks.X[s:s + chunk].to(dev), tasks.C[s:s + chunk].to(dev)
-        C_out = model(X, C)
-        if not torch.isfinite(C_out).all():  # an exploding model: the run will be reported as diverged
-            return math.nan
-        ratios.append(kmeans_objective(X, C_out) / kmeans_objective(X, lloyd(X, C, 1)[0]))
-    model.train(was_training)
+    try:
+        for s in range(0, len(tasks), chunk):
+            X, C = tasks.X[s:s + chunk].to(dev), tasks.C[s:s + chunk].to(dev)
+            C_out = model(X, C)
+            if not torch.isfinite(C_out).all():  # an exploding model: the run will be reported as diverged
+                return math.nan
+            ratios.append(kmeans_objective(X, C_out) / kmeans_objective(X, lloyd(X, C, 1)[0]))
+    finally:
+        model.train(was_training)
     return torch.cat(ratios).mean().item()
 
 
 def atomic_save(obj, path: Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    """torch.save, crash-safe (see icl_kmeans.atomic)."""
+    atomic_write(path, lambda tmp: torch.save(obj, tmp))
+
+
+class CorruptCheckpointError(ValueError):
+    """A checkpoint file that torch cannot read (truncated by a crash, or damaged)."""
 
 
 def load_checkpoint(path, map_location="cpu") -> dict:
-    ckpt = torch.load(path, map_location=map_location, weights_only=False)
+    try:
+        ckpt = torch.load(path, map_location=map_location, weights_only=False)
+    except Exception as err:  # torch raises RuntimeError, EOFError, UnpicklingError... depending on the damage
+        raise CorruptCheckpointError(f"{path}: unreadable checkpoint ({type(err).__name__}: {err}); it is "
+                                     "truncated or damaged: delete it to retrain") from err
+    if not isinstance(ckpt, dict):
+        raise CorruptCheckpointError(f"{path}: not a checkpoint (a {type(ckpt).__name__}); delete it to retrain")
     if ckpt.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path}: checkpoint format {ckpt.get('format')!r} is not {CHECKPOINT_FORMAT}")
     return ckpt
@@ -212,7 +223,8 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
     """Trains F_{d:k} per SPEC 7 and returns its metrics, one row per step.
 
     checkpoint: file written atomically every `checkpoint_every` steps (default eval_every) and at the
-    end; if it exists, training resumes from it (its config must match). A non-finite loss stops the
+    end; if it exists, training resumes from it (its config must match); if it is unreadable (truncated),
+    it is moved to `<checkpoint>.corrupt`, a warning names it, and training starts over. A non-finite loss stops the
     run: the last finite state is saved and status is "diverged". `max_steps` stops early (for tests
     of interruption); the checkpoint then resumes to the identical end state.
     """
@@ -231,11 +243,19 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
     rows: list[dict] = []
     start_step, wall_before, status, diverged_step, resumed_from = 0, 0.0, "ok", None, None
     rng_state = cuda_rng = None
+    status_before = None
 
+    ckpt = None
     if checkpoint is not None and checkpoint.exists():
-        # read onto the CPU: load_state_dict moves model and optimizer state to the device, and the RNG
-        # states must stay CPU ByteTensors (torch.set_rng_state refuses anything else)
-        ckpt = load_checkpoint(checkpoint, map_location="cpu")
+        try:
+            # read onto the CPU: load_state_dict moves model and optimizer state to the device, and the RNG
+            # states must stay CPU ByteTensors (torch.set_rng_state refuses anything else)
+            ckpt = load_checkpoint(checkpoint, map_location="cpu")
+        except CorruptCheckpointError as err:  # e.g. a disk that lost the tail: start over, keep the evidence
+            aside = checkpoint.with_name(checkpoint.name + CORRUPT_SUFFIX)
+            durable_replace(checkpoint, aside)
+            print(f"warning: {err}; moved it to {aside} and training from scratch", file=sys.stderr)
+    if ckpt is not None:
         if ckpt["config"] != config.to_dict():
             diff = {k: (ckpt["config"].get(k), v) for k, v in config.to_dict().items() if ckpt["config"].get(k) != v}
             raise ValueError(f"{checkpoint} belongs to another configuration (checkpoint vs asked: {diff}); "
@@ -246,7 +266,7 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
             sched.load_state_dict(ckpt["scheduler"])
         rows, start_step, wall_before = list(ckpt["metrics"]), ckpt["step"], ckpt["wall_time"]
         status, diverged_step, rng_state = ckpt["status"], ckpt["diverged_step"], ckpt["rng_state"]
-        cuda_rng, resumed_from = ckpt.get("cuda_rng_state"), start_step
+        cuda_rng, resumed_from, status_before = ckpt.get("cuda_rng_state"), start_step, status
 
     def save(step: int, wall: float) -> None:
         if checkpoint is None:
@@ -350,8 +370,10 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
             if is_eval:
                 rel = relative_loss(model, val)
                 rows[-1]["rel_val_loss"] = rel
-                if not math.isfinite(rel):  # the model now maps validation tasks to non-finite centers
-                    status, diverged_step = "diverged", step
+                if not math.isfinite(rel):  # the model now maps validation tasks to non-finite centers:
+                    # replay to the step before this update and stop there (diverged_step = this step)
+                    step, stop_at = restore(last), step - 1
+                    continue
                 elif sched is not None:
                     sched.step(rel)
                     rows[-1]["lr"] = opt.param_groups[0]["lr"]
@@ -361,8 +383,11 @@ def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = Non
                 save(step, time.perf_counter() - t0)
             if status == "ok" and step < end:
                 last = snapshot()
-        wall = time.perf_counter() - t0
-        save(step, wall)
+        if resumed_from is not None and step == start_step and status == status_before:
+            wall = wall_before  # nothing to do (e.g. a finished run restored): the checkpoint stays as it is
+        else:
+            wall = time.perf_counter() - t0
+            save(step, wall)
     if bar is not None:
         bar.close()
     if status == "diverged":

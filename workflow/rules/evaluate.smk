@@ -1,6 +1,8 @@
 # Evaluation: one job per figure. Multi-step clustering (re-embed / naive, with Lloyd's and EM),
 # distribution shifts, the family grid and length generalisation; loss and gap surfaces; task
-# dissimilarity; the OH-vs-BN timing and memory profile.
+# dissimilarity; the OH-vs-BN timing and memory profile. Evaluation jobs read `device` from the config
+# at run time (not a param: switching it reruns nothing); the profile, a measurement of the device,
+# keeps it as a param.
 
 
 rule evaluate_multistep:
@@ -17,7 +19,6 @@ rule evaluate_multistep:
     params:
         spec=lambda w: ST.evaluations[w.fig],
         seeds=SEEDS,
-        device=S["device"],
     script:
         "../scripts/evaluate_multistep.py"
 
@@ -36,7 +37,6 @@ rule evaluate_landscape:
     params:
         spec=lambda w: ST.evaluations[w.fig],
         seed=SEEDS[0],
-        device=S["device"],
     script:
         "../scripts/evaluate_landscape.py"
 

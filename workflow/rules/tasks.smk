@@ -1,20 +1,42 @@
-# Fixed task sets as files: validation sets (per task distribution and seed) and held-out test sets.
+# Fixed task sets as files: validation sets and held-out test sets.
+# train_jobs=seed: one validation job per (distribution, seed), so that adding a seed adds only that
+# seed's validation and training jobs. train_jobs=pack: one job per distribution writes the sets of all
+# seeds (a job's torch import costs more than the sampling); its pack job trains every seed of the
+# distribution anyway and, when rerun for a new seed, restores the finished runs instead of training them.
 
+if S["train_jobs"] == "seed":
 
-rule validation_tasks:
-    output:
-        expand(VAL, dist="{dist}", seed=SEEDS),
-    log:
-        f"{LOGS}/tasks/val_{{dist}}.log",
-    conda:
-        "../../envs/torch.yaml"
-    params:
-        dist=lambda w: DISTS[w.dist],
-        seeds=SEEDS,
-        batch=S["batch"],
-        val_batches=S["val_batches"],
-    script:
-        "../scripts/validation_tasks.py"
+    rule validation_tasks:
+        output:
+            VAL,
+        log:
+            f"{LOGS}/tasks/val_{{dist}}_seed{{seed}}.log",
+        conda:
+            "../../envs/torch.yaml"
+        params:
+            dist=lambda w: DISTS[w.dist],
+            seeds=lambda w: [int(w.seed)],
+            batch=S["batch"],
+            val_batches=S["val_batches"],
+        script:
+            "../scripts/validation_tasks.py"
+
+else:
+
+    rule validation_tasks:
+        output:
+            expand(VAL, dist="{dist}", seed=SEEDS),
+        log:
+            f"{LOGS}/tasks/val_{{dist}}.log",
+        conda:
+            "../../envs/torch.yaml"
+        params:
+            dist=lambda w: DISTS[w.dist],
+            seeds=SEEDS,
+            batch=S["batch"],
+            val_batches=S["val_batches"],
+        script:
+            "../scripts/validation_tasks.py"
 
 
 rule test_tasks:

@@ -6,6 +6,10 @@
 # train_jobs=stack: one job per stack trains up to `stack_size` (run, seed) pairs that share their
 # tensor shapes together (icl_kmeans.train_stack, one GPU each on SLURM); Fig 17's runs, whose
 # wall-clock time is plotted, stay one job per seed (rule train) and are timed alone.
+# The device (config key `device`) is read by the job at run time, not a param: switching auto to cuda
+# reruns nothing. A finished run keeps a copy of its checkpoint in checkpoint.pt.resume, outside the
+# declared outputs: when Snakemake reruns a job (a seed added to a pack, a failed pack job whose outputs
+# it deleted), finished members are restored from it instead of being trained again.
 
 TRAIN_OUTPUTS = dict(checkpoint=CKPT, metrics=METRICS, timing=TIMING, record=RECORD)
 
@@ -33,7 +37,6 @@ if S["train_jobs"] in ("seed", "stack"):
         threads: 1
         params:
             config=lambda w: ST.runs[w.run],
-            device=S["device"],
         script:
             "../scripts/train.py"
 
@@ -60,7 +63,6 @@ if S["train_jobs"] == "pack":
             params:
                 runs=[(r, s) for r in _runs for s in SEEDS],
                 configs={r: ST.runs[r] for r in _runs},
-                device=S["device"],
             script:
                 "../scripts/train.py"
 
@@ -87,6 +89,5 @@ for _name, _members in sorted(_STACKS.items()):
         params:
             runs=_members,
             configs={r: ST.runs[r] for r in sorted({r for r, _ in _members})},
-            device=S["device"],
         script:
             "../scripts/train.py"

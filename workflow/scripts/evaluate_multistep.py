@@ -5,8 +5,8 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this che
 
 from icl_kmeans.pipeline.job import job
 
-with job(snakemake):
+with job(snakemake, device=True) as device:  # the config's device, read at run time (not a param)
     from icl_kmeans.pipeline import eval_jobs
 
     p, i = snakemake.params, snakemake.input
-    eval_jobs.multistep(snakemake.wildcards.fig, p.spec, p.seeds, i.checkpoints, i.testsets, snakemake.output[0], device=p.device)
+    eval_jobs.multistep(snakemake.wildcards.fig, p.spec, p.seeds, i.checkpoints, i.testsets, snakemake.output[0], device=device)

@@ -6,7 +6,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this che
 
 from icl_kmeans.pipeline.job import as_list, job
 
-with job(snakemake):
+with job(snakemake, device=True) as device:  # the config's device, read at run time (not a param)
     from icl_kmeans.pipeline.jobs import train_run, train_stack_job
     from icl_kmeans.pipeline.studies import distribution, distribution_id
 
@@ -27,8 +27,8 @@ with job(snakemake):
         for (run, seed), (c, m, t, r) in zip(pairs, files)
     ]
     if snakemake.rule.startswith("train_stack"):  # one stack: all members trained together
-        train_stack_job(members, device=p.device)
+        train_stack_job(members, device=device)
     else:
         for mb in members:
             train_run(mb["run"], mb["config"], mb["seed"], mb["val"], mb["checkpoint"], mb["metrics"],
-                      mb["timing"], mb["record"], device=p.device)
+                      mb["timing"], mb["record"], device=device)

@@ -1,4 +1,4 @@
-"""Writes the validation set of one task distribution for every seed."""
+"""Writes the validation sets of one task distribution: of one seed (train_jobs=seed) or of every seed."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env

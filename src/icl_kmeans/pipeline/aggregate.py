@@ -27,13 +27,14 @@ No torch import: this runs in the plotting environment.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
+
+from ..atomic import atomic_write
 
 TRAINING_METRICS = ("train_loss", "rel_val_loss")
 TIMED_FIGURES = ("fig17",)  # training figures whose x-axis is wall-clock time
@@ -48,11 +49,7 @@ METRICS_PARTITIONING = pa.schema([("run", pa.string()), ("seed", pa.int64())])
 # ----------------------------------------------------------------------------------------- I/O
 def write_table(table: pa.Table, path) -> None:
     """Atomic Parquet write without pandas metadata (a crash never leaves a truncated table)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table.replace_schema_metadata(None), tmp, compression="zstd")
-    os.replace(tmp, path)
+    atomic_write(path, lambda tmp: pq.write_table(table.replace_schema_metadata(None), tmp, compression="zstd"))
 
 
 def read_table(path) -> pd.DataFrame:
@@ -76,7 +73,11 @@ def read_run_metrics(root="results/metrics", runs=None, seeds=None, files=None) 
     else:
         if not Path(root).is_dir():
             raise FileNotFoundError(f"no metrics dataset at {root!r}")
-        dataset = pads.dataset(str(root), format="parquet", partitioning=part)
+        # only finished part files: a crashed writer's `part-0.parquet.<pid>.tmp` is not data
+        files = sorted(p.as_posix() for p in Path(root).glob("run=*/seed=*/*.parquet"))
+        if not files:
+            return pd.DataFrame()
+        dataset = pads.dataset(files, format="parquet", partitioning=part, partition_base_dir=str(root))
     expr = None
     if runs is not None:
         expr = pads.field("run").isin(list(runs))

@@ -67,7 +67,8 @@ def multistep(fig: str, spec: dict, seeds, checkpoints, testset_files, out, devi
                                 metrics))
     for name, tasks in tasks_cache.items():
         for method in spec["baselines"]:
-            df = baseline_curve(tasks, spec["steps"], method=method)
+            df = baseline_curve(tasks, spec["steps"], method=method, empty=spec["lloyd_empty"],
+                                seed=spec["baseline_seed"])
             df = df.assign(figure=fig, testset=name, curve=BASELINE_NAMES[method], train_family=None, run=None,
                            seed=None, mode="-")
             frames.append(_long(df, ["figure", "testset", "curve", "train_family", "run", "seed", "mode", "t"],

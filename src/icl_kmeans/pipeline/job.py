@@ -14,8 +14,21 @@ def as_list(x) -> list:
     return [x] if isinstance(x, str) else list(x)
 
 
+def config_device(smk) -> str:
+    """The `device` setting (auto, cpu, cuda) the workflow was started with, resolved like the Snakefile
+    resolves it (schema default < preset < config.yaml and --config), from the job's own config."""
+    from pathlib import Path
+
+    from .settings import resolve
+
+    return resolve(dict(smk.config), Path(smk.scriptdir).parent)["device"]
+
+
 @contextlib.contextmanager
-def job(smk):
+def job(smk, device: bool = False):
+    """Runs a job body: logging, threads, provenance. device=True: the body computes on the config's
+    device, which is yielded (and recorded in the provenance) without being a param of the rule, so
+    that changing it reruns nothing."""
     threads = str(max(1, int(getattr(smk, "threads", 1) or 1)))
     # torch reads these when the job body imports it; plotting jobs never pay for importing torch.
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -32,10 +45,11 @@ def job(smk):
     from ..review.provenance import code_version, write_job_provenance  # provenance hook (review/provenance.py)
 
     code = code_version()  # once per job, at its start: the code that runs
+    requested = config_device(smk) if device else None
     print(f"[{smk.rule}] started; threads={threads}; wildcards={dict(smk.wildcards.items())}", flush=True)
     try:
-        yield
-        write_job_provenance(smk, start, code)  # results/provenance/<output>.json for every output
+        yield requested
+        write_job_provenance(smk, start, code, device=requested)  # results/provenance/<output>.json for every output
         print(f"[{smk.rule}] done in {time.time() - start:.1f} s", flush=True)
     except BaseException:
         traceback.print_exc()

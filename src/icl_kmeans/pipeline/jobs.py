@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 import platform
 import shutil
 import sys
@@ -13,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
+from ..atomic import atomic_write, atomic_write_json
 from ..stacked import train_stack
 from ..training import TrainConfig, resolve_device, train
 from .schemas import METRICS_SCHEMA, TIMING_SCHEMA
@@ -21,19 +20,7 @@ from .taskfiles import load_tasks
 
 def write_parquet(table: pa.Table, path) -> None:
     """Atomic Parquet write (a crash never leaves a truncated table behind)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
-
-
-def write_json(obj, path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    atomic_write(path, lambda tmp: pq.write_table(table, tmp))
 
 
 def _write_run_outputs(run: str, cfg: TrainConfig, result, dev, metrics, timing, record) -> dict:
@@ -49,7 +36,7 @@ def _write_run_outputs(run: str, cfg: TrainConfig, result, dev, metrics, timing,
                resumed_from=result.resumed_from, torch=torch.__version__, python=sys.version.split()[0],
                final_rel_val_loss=float(m["rel_val_loss"].dropna().iloc[-1]) if m["rel_val_loss"].notna().any()
                else None)
-    write_json(rec, record)
+    atomic_write_json(record, rec)
     return rec
 
 
@@ -57,15 +44,18 @@ def train_run(run: str, config: dict, seed: int, val_path, checkpoint, metrics, 
               device: str = "auto", progress: bool = True) -> dict:
     """Trains one (configuration, seed), resuming from `<checkpoint>.resume` if an earlier attempt died.
 
-    The resume file lives beside the declared output (Snakemake deletes incomplete outputs, not it)
-    and becomes the output by an atomic rename once training is over.
+    The resume file lives beside the declared output (Snakemake deletes the outputs of a failed or
+    rerun job, never it) and is copied to the output atomically once training is over. It is kept: a
+    rerun of the job (a seed added to a pack, a pack job that failed after this member finished)
+    finds the finished state there and rewrites the outputs without training (same metrics; the
+    record says resumed_from = the last step). To retrain a run, delete its directory.
     """
     cfg = TrainConfig.from_dict({**config, "seed": int(seed)})
     dev = resolve_device(device)
     resume = Path(str(checkpoint) + ".resume")
     result = train(cfg, checkpoint=resume, val_tasks=load_tasks(val_path), device=str(dev), progress=progress)
     rec = _write_run_outputs(run, cfg, result, dev, metrics, timing, record)
-    os.replace(resume, checkpoint)
+    atomic_write(checkpoint, lambda tmp: shutil.copyfile(resume, tmp))
     return rec
 
 
@@ -75,8 +65,9 @@ def train_stack_job(members: list[dict], device: str = "auto", progress: bool = 
 
     A failed or killed stack job loses nothing: every member trains into its `.resume` file (not a
     declared output, so Snakemake does not delete it) and a finished or diverged member's file says so;
-    the retry resumes them all. The outputs are written only when every member is done, checkpoints as
-    copies of the resume files, which are removed last (a crash in between leaves them to resume from).
+    the retry resumes them all. The outputs are written when every member is done, checkpoints as
+    atomic copies of the resume files, which are kept (as train_run keeps them): a rerun restores
+    finished members instead of training them.
     """
     cfgs = [TrainConfig.from_dict({**m["config"], "seed": int(m["seed"])}) for m in members]
     dev = resolve_device(device)
@@ -86,9 +77,5 @@ def train_stack_job(members: list[dict], device: str = "auto", progress: bool = 
     recs = []
     for m, cfg, result, resume in zip(members, cfgs, results, resumes):
         recs.append(_write_run_outputs(m["run"], cfg, result, dev, m["metrics"], m["timing"], m["record"]))
-        tmp = Path(str(m["checkpoint"]) + ".tmp")
-        shutil.copyfile(resume, tmp)
-        os.replace(tmp, m["checkpoint"])
-    for resume in resumes:
-        resume.unlink()
+        atomic_write(m["checkpoint"], lambda tmp, resume=resume: shutil.copyfile(resume, tmp))
     return recs

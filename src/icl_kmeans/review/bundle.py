@@ -4,7 +4,8 @@ Members, with paths relative to the repository root so that `tar -xzf bundle.tar
 everything in place:
     results/**                   every artifact, the manifest (parquet, tsv, json), the per-job provenance
                                  records and the job logs; not results/review/ (the reviewer's own output),
-                                 not the bundle itself, not hidden or in-flight (*.tmp, *.resume) files
+                                 not the bundle itself, not hidden or in-flight (*.tmp, *.resume) files, not
+                                 unreadable checkpoints moved aside (*.corrupt)
     results/bundle_info/         what the results were made with (excluded from the manifest):
         BUNDLE.json              code version, manifest sha256, creation time, the command that made them
         settings.json            the resolved settings (preset, overrides, every key)
@@ -26,13 +27,14 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from ..atomic import atomic_write
 from .manifest import PARQUET, ManifestError, read
 from .provenance import RESULTS, code_version, sha256_file
 from .verify import verify
 
 INFO = "bundle_info"
 SKIP_TOP = ("review", INFO, "bundle.tar.gz")
-SKIP_SUFFIXES = (".tmp", ".resume")
+SKIP_SUFFIXES = (".tmp", ".resume", ".corrupt")
 
 
 def _members(results: Path, skip=()) -> list[Path]:
@@ -85,22 +87,23 @@ def make_bundle(out, settings: dict, config="config.yaml", pins=(), presets_dir=
         "review": "tar -xzf bundle.tar.gz -C <fresh clone of the repository> && snakemake --cores all review",
     }
     out = Path(out)
-    tmp = out.with_name(out.name + ".tmp")
-    with tarfile.open(tmp, "w:gz", compresslevel=6) as tar:
-        for p in _members(results, skip={Path(s).as_posix() for s in skip}):
-            tar.add(p, arcname=p.as_posix(), recursive=False)
-        base = f"{results.as_posix()}/{INFO}"
-        _add_bytes(tar, f"{base}/BUNDLE.json", (json.dumps(info, indent=1, sort_keys=True) + "\n").encode(), now)
-        _add_bytes(tar, f"{base}/settings.json", (json.dumps(settings, indent=1, sort_keys=True) + "\n").encode(), now)
-        _add_bytes(tar, f"{base}/packages.txt", installed_packages().encode(), now)
-        if Path(config).is_file():
-            tar.add(config, arcname=f"{base}/config.yaml")
-        preset_file = Path(presets_dir) / f"{preset}.yaml"
-        if preset_file.is_file():
-            tar.add(preset_file, arcname=f"{base}/presets/{preset_file.name}")
-        for pin in pins:
-            tar.add(pin, arcname=f"{base}/{Path(pin).as_posix()}")
-    os.replace(tmp, out)
+
+    def write(tmp):
+        with tarfile.open(tmp, "w:gz", compresslevel=6) as tar:
+            for p in _members(results, skip={Path(s).as_posix() for s in skip}):
+                tar.add(p, arcname=p.as_posix(), recursive=False)
+            base = f"{results.as_posix()}/{INFO}"
+            _add_bytes(tar, f"{base}/BUNDLE.json", (json.dumps(info, indent=1, sort_keys=True) + "\n").encode(), now)
+            _add_bytes(tar, f"{base}/settings.json", (json.dumps(settings, indent=1, sort_keys=True) + "\n").encode(), now)
+            _add_bytes(tar, f"{base}/packages.txt", installed_packages().encode(), now)
+            if Path(config).is_file():
+                tar.add(config, arcname=f"{base}/config.yaml")
+            preset_file = Path(presets_dir) / f"{preset}.yaml"
+            if preset_file.is_file():
+                tar.add(preset_file, arcname=f"{base}/presets/{preset_file.name}")
+            for pin in pins:
+                tar.add(pin, arcname=f"{base}/{Path(pin).as_posix()}")
+    atomic_write(out, write)
     return info
 
 

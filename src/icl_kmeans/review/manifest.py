@@ -11,7 +11,8 @@ An artifact is every plain file under results/ except (EXCLUDED, documented in t
     results/review/      what `snakemake review` writes
     results/bundle_info/ the bundle's copy of config and environment pins (only in unpacked bundles)
     results/manifest.*, results/bundle.tar.gz, results/README.md
-    hidden files (.snakemake_timestamp, ...), *.tmp and *.resume (files of jobs still running)
+    hidden files (.snakemake_timestamp, ...), *.tmp and *.resume (files of jobs still running), *.corrupt
+    (unreadable checkpoints a training job moved aside before retraining)
 The manifest is the root of trust: its own sha256 is printed by review and in the report.
 """
 
@@ -26,13 +27,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..atomic import atomic_write, atomic_write_json
 from .provenance import RESULTS, canonical, code_version, digest, package_versions, read_sidecar, sha256_file
 
 MANIFEST_VERSION = 1
 PARQUET, TSV, META = "manifest.parquet", "manifest.tsv", "manifest.json"
 EXCLUDED_DIRS = ("logs", "provenance", "review", "bundle_info")
 EXCLUDED_FILES = (PARQUET, TSV, META, "bundle.tar.gz", "README.md")
-EXCLUDED_SUFFIXES = (".tmp", ".resume")
+EXCLUDED_SUFFIXES = (".tmp", ".resume", ".corrupt")
 
 MANIFEST_SCHEMA = pa.schema([
     ("path", pa.string()), ("kind", pa.string()), ("sha256", pa.string()), ("size", pa.int64()),
@@ -173,20 +175,14 @@ def write(df: pd.DataFrame, meta: dict, results=RESULTS) -> dict[str, Path]:
     results = Path(results)
     paths = {"parquet": results / PARQUET, "tsv": results / TSV, "json": results / META}
     table = to_table(df).replace_schema_metadata({"icl_kmeans.manifest": json.dumps(meta, sort_keys=True)})
-    tmp = paths["parquet"].with_name(PARQUET + ".tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, paths["parquet"])
+    atomic_write(paths["parquet"], lambda tmp: pq.write_table(table, tmp))
     human = df.copy()
     for col in ("start", "end"):
         human[col] = pd.to_datetime(human[col], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ").str[:-4] + "Z"
     human["seed"] = human["seed"].astype("Int64")
     human = human.drop(columns=HUMAN_DROPPED)
-    tmp = paths["tsv"].with_name(TSV + ".tmp")
-    human.to_csv(tmp, sep="\t", index=False, na_rep="")
-    os.replace(tmp, paths["tsv"])
-    tmp = paths["json"].with_name(META + ".tmp")
-    tmp.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, paths["json"])
+    atomic_write(paths["tsv"], lambda tmp: human.to_csv(tmp, sep="\t", index=False, na_rep=""))
+    atomic_write_json(paths["json"], meta, indent=1)
     return paths
 
 

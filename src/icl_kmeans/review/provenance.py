@@ -39,6 +39,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from ..atomic import atomic_write_json
+
 PROVENANCE_VERSION = 1
 RESULTS = "results"
 PROVENANCE_DIR = "provenance"  # under results/
@@ -158,7 +160,7 @@ def output_scope(path: str, wildcards: dict, params: dict) -> dict:
     seeds = params.get("seeds") if isinstance(params.get("seeds"), list) else None
     scoped = params
     if run is not None and isinstance(params.get("configs"), dict) and run in params["configs"]:
-        # A pack job: the output of run R gets the params the seed-mode job of R has (config, device).
+        # A pack job: the output of run R gets the params the seed-mode job of R has (its config).
         scoped = {k: v for k, v in params.items() if k not in ("configs", "runs")}
         scoped["config"] = params["configs"][run]
     return {"run": run, "seed": int(seed) if seed is not None else None,
@@ -166,29 +168,23 @@ def output_scope(path: str, wildcards: dict, params: dict) -> dict:
 
 
 def job_record(rule: str, wildcards: dict, params: dict, threads: int, start: float, end: float,
-               code: dict | None = None, inputs=()) -> dict:
-    """The part of a provenance record shared by all outputs of one job."""
+               code: dict | None = None, inputs=(), device: str | None = None) -> dict:
+    """The part of a provenance record shared by all outputs of one job. device: the requested device
+    (auto, cpu, cuda) when it is not among the params (training jobs), else params' device."""
     params = _plain(params)
     return {"provenance_version": PROVENANCE_VERSION, "rule": rule, "wildcards": _plain(wildcards),
             "inputs": sorted(str(i) for i in inputs),
             "params_digest": digest(params), "code": code if code is not None else code_version(),
-            "packages": package_versions(), "device": device_name(params.get("device")),
+            "packages": package_versions(), "device": device_name(device or params.get("device")),
             "start": utc_iso(start), "end": utc_iso(end), "threads": int(threads)}
 
 
-def write_json_atomic(obj, path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, path)
-
-
 def write_outputs_provenance(outputs, rule: str, wildcards: dict, params: dict, threads: int, start: float,
-                             end: float, code: dict | None = None, inputs=(), results=RESULTS) -> list[Path]:
+                             end: float, code: dict | None = None, inputs=(), results=RESULTS,
+                             device: str | None = None) -> list[Path]:
     """One sidecar per output file (directories: per file inside). Returns the sidecar paths."""
     wildcards, params = _plain(wildcards), _plain(params)
-    shared = job_record(rule, wildcards, params, threads, start, end, code, inputs)
+    shared = job_record(rule, wildcards, params, threads, start, end, code, inputs, device)
     files = []
     for out in outputs:
         p = Path(out)
@@ -198,18 +194,19 @@ def write_outputs_provenance(outputs, rule: str, wildcards: dict, params: dict, 
         rec = dict(shared, path=f.as_posix(), sha256=sha256_file(f), size=f.stat().st_size,
                    job_outputs=len(files), **output_scope(f.as_posix(), wildcards, params))
         side = sidecar_path(f, results)
-        write_json_atomic(rec, side)
+        atomic_write_json(side, rec, indent=1)
         written.append(side)
     return written
 
 
-def write_job_provenance(smk, start: float, code: dict | None = None) -> list[Path]:
+def write_job_provenance(smk, start: float, code: dict | None = None, device: str | None = None) -> list[Path]:
     """Called by pipeline.job.job after a successful job body, with the `snakemake` script object."""
     import time
 
     return write_outputs_provenance(
         list(smk.output), rule=smk.rule, wildcards=dict(smk.wildcards.items()), params=dict(smk.params.items()),
-        threads=getattr(smk, "threads", 1) or 1, start=start, end=time.time(), code=code, inputs=list(smk.input))
+        threads=getattr(smk, "threads", 1) or 1, start=start, end=time.time(), code=code, inputs=list(smk.input),
+        device=device)
 
 
 def read_sidecar(path, results=RESULTS) -> dict | None:

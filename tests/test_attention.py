@@ -1,0 +1,81 @@
+"""Attention dropout on the fused path (issue 9, A2): exactly dropout(softmax) @ v, never the slow kernel."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from icl_kmeans import ClusterTransformer, sample_tasks
+from icl_kmeans.attention import FUSED_MIN_TOKENS, _augment, dropped_positions, soft_distance_attention
+
+
+def _materialised_with_mask(q, k, v, g, p, seed):
+    """The reference's dropout(softmax(-g sqdist)) @ v, with the entries dropped_positions drops for seed."""
+    b, m, n = q.shape[0], q.shape[1], k.shape[1]
+    torch.manual_seed(seed)
+    keep = torch.ones(b * m * n, dtype=q.dtype)
+    keep[dropped_positions(b * m * n, p)] = 0
+    q_aug, k_aug = _augment(q, k, g)
+    return (torch.softmax(q_aug @ k_aug.transpose(-1, -2), -1) * keep.reshape(b, m, n) / (1 - p)) @ v
+
+
+@pytest.mark.parametrize("scale", [1.0, 40.0])  # 40: scores so spread that the sink's first estimate fails
+def test_fused_dropout_equals_dropout_of_the_softmax_weights(scale):
+    torch.manual_seed(0)
+    b, m, n, e, g, p = 2, FUSED_MIN_TOKENS + 3, FUSED_MIN_TOKENS + 20, 7, 0.4, 0.05
+    q = (scale * torch.randn(b, m, e, dtype=torch.float64)).requires_grad_()
+    k = (scale * torch.randn(b, n, e, dtype=torch.float64)).requires_grad_()
+    v = torch.randn(b, n, e, dtype=torch.float64, requires_grad=True)
+    torch.manual_seed(7)
+    got = soft_distance_attention(q, k, v, g, dropout=p)
+    want = _materialised_with_mask(q, k, v, g, p, seed=7)
+    torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-11)
+    grad = torch.randn_like(got)
+    for a, b_ in zip(torch.autograd.grad((got * grad).sum(), (q, k, v), retain_graph=True),
+                     torch.autograd.grad((want * grad).sum(), (q, k, v))):
+        torch.testing.assert_close(a, b_, rtol=1e-8, atol=1e-10)
+
+
+def test_fused_dropout_never_uses_the_kernel_dropout_on_cpu(monkeypatch):
+    """SDPA with dropout_p > 0 falls back to the slow math kernel on the CPU (the 5x of the issue)."""
+    real = F.scaled_dot_product_attention
+
+    def no_kernel_dropout(*args, dropout_p=0.0, **kwargs):
+        assert dropout_p == 0.0, "the slow SDPA dropout path was used"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(F, "scaled_dot_product_attention", no_kernel_dropout)
+    n = FUSED_MIN_TOKENS
+    q, k, v = torch.randn(2, n, 5), torch.randn(2, n, 5), torch.randn(2, n, 5)
+    assert torch.isfinite(soft_distance_attention(q, k, v, 0.3, dropout=0.01)).all()
+
+
+def test_dropped_positions_are_bernoulli_and_deterministic():
+    total, p = 2_000_000, 0.01
+    torch.manual_seed(3)
+    a = dropped_positions(total, p)
+    torch.manual_seed(3)
+    assert torch.equal(a, dropped_positions(total, p))
+    assert (a[1:] > a[:-1]).all() and a[0] >= 0 and a[-1] < total
+    sd = math.sqrt(total * p * (1 - p))
+    assert abs(len(a) - total * p) < 5 * sd
+    halves = torch.bincount((a >= total // 2).long(), minlength=2)  # no drift along the entries
+    assert abs(int(halves[0]) - int(halves[1])) < 5 * sd
+    gaps = (a[1:] - a[:-1]).double()  # geometric: mean 1/p, variance (1-p)/p^2
+    assert abs(gaps.mean().item() - 1 / p) < 5 * math.sqrt((1 - p) / p**2 / len(gaps))
+
+
+def test_training_dropout_is_seeded_and_off_in_eval_mode():
+    tasks = sample_tasks(2, n=FUSED_MIN_TOKENS, d=3, k=4, seed=1)
+    torch.manual_seed(0)
+    model = ClusterTransformer(3, 4, "OH", dropout=0.1, bias=True)
+    torch.manual_seed(5)
+    a = model(tasks.X, tasks.C)
+    torch.manual_seed(5)
+    assert torch.equal(a, model(tasks.X, tasks.C))
+    assert not torch.equal(a, model(tasks.X, tasks.C))  # a fresh mask each call
+    model.eval()
+    plain = ClusterTransformer(3, 4, "OH", dropout=0.0, bias=True)
+    plain.load_state_dict(model.state_dict())
+    assert torch.equal(model(tasks.X, tasks.C), plain.eval()(tasks.X, tasks.C))

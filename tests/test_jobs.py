@@ -1,0 +1,47 @@
+"""Training job bodies (pipeline.jobs.train_run): a rerun job restores finished members instead of
+training them again (Snakemake deletes every output of a failed or rerun pack job)."""
+
+import json
+
+import pytest
+
+from icl_kmeans.pipeline.jobs import train_run
+from icl_kmeans.pipeline.taskfiles import write_validation_set
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+DIST = dict(family="normal", n=16, d=2, k=3, isotropic=True, equal_weights=True, scale=0.1)
+CONFIG = dict(DIST, embedding="OH", regularizer="L2", tau=0.1, batch=4, lr=0.01, steps=6, eval_every=3,
+              val_batches=1, clip_grad=None, plateau=True, gamma=1.0, bias=True, dropout=0.01)
+
+
+def _run(tmp_path, seed=5):
+    val = tmp_path / "val.pt"
+    if not val.exists():
+        write_validation_set(DIST, seed, CONFIG["batch"], CONFIG["val_batches"], val)
+    d = tmp_path / "runs" / "r" / f"seed{seed}"
+    files = dict(checkpoint=d / "checkpoint.pt", metrics=d / "metrics.parquet", timing=d / "timing.parquet",
+                 record=d / "record.json")
+    rec = train_run("r", CONFIG, seed, val, **files, device="cpu", progress=False)
+    return rec, files
+
+
+def test_a_rerun_job_restores_a_finished_run_without_training(tmp_path, monkeypatch):
+    first, files = _run(tmp_path)
+    assert first["resumed_from"] is None and first["steps_done"] == 6
+    saved = {k: p.read_bytes() for k, p in files.items() if k != "record"}
+    assert (files["checkpoint"].parent / "checkpoint.pt.resume").read_bytes() == saved["checkpoint"]
+    for p in files.values():  # what Snakemake does to the outputs of a job it reruns or that failed
+        p.unlink()
+
+    import icl_kmeans.training as training
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a finished run was trained again")
+
+    monkeypatch.setattr(training, "sample_tasks", no_training)  # every training step samples tasks
+    again, files = _run(tmp_path)
+    assert again["resumed_from"] == 6 and again["status"] == "ok" and again["steps_done"] == 6
+    assert {k: p.read_bytes() for k, p in files.items() if k != "record"} == saved
+    rec = json.loads(files["record"].read_text())
+    assert rec["wall_time"] == first["wall_time"] and rec["final_rel_val_loss"] == first["final_rel_val_loss"]
