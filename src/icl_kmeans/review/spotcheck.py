@@ -101,7 +101,7 @@ def spotcheck(preset="paper", figure="fig10", cell=None, seeds=3, results="resul
     from ..pipeline import aggregate
     from . import claims as _claims
     from .main import claims_markdown
-    from ..atomic import write_text
+    from ..atomic import atomic_write_text as write_text
 
     s, st, curves, seed_list = plan(preset, figure, cell or {}, seeds)
     root = Path(results)
