@@ -81,11 +81,11 @@ for _name, _members in sorted(_STACKS.items()):
             },
         log:
             f"{LOGS}/train/stack_{_name}.log",
+        # the longest stacks first: on a laptop they decide the wall time
+        priority: sum(ST.runs[r]["steps"] for r, _ in _members) // 1000
         conda:
             "../../envs/torch.yaml"
         threads: 1
-        # the longest stacks first: on a laptop they decide the wall time
-        priority: sum(ST.runs[r]["steps"] for r, _ in _members) // 1000
         resources:
             **GPU_JOB,
         params:
