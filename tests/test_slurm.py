@@ -288,7 +288,7 @@ def compare_results(a: Path, b: Path) -> list[str]:
         pa, pb = a / rel, b / rel
         if _matches(rel, VOLATILE_FILES) or pa.read_bytes() == pb.read_bytes():
             continue
-        if rel.suffix == ".pt":  # checkpoints and task sets: same tensors (checkpoints also hold wall times)
+        if rel.suffix in (".pt", ".resume"):  # checkpoints (and the kept resume copies) and task sets: same tensors
             import torch
 
             ta, tb = torch.load(pa, weights_only=False), torch.load(pb, weights_only=False)
