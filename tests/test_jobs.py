@@ -45,3 +45,37 @@ def test_a_rerun_job_restores_a_finished_run_without_training(tmp_path, monkeypa
     assert {k: p.read_bytes() for k, p in files.items() if k != "record"} == saved
     rec = json.loads(files["record"].read_text())
     assert rec["wall_time"] == first["wall_time"] and rec["final_rel_val_loss"] == first["final_rel_val_loss"]
+
+
+def test_a_bundle_trains_each_of_its_stacks_and_equals_them_trained_alone(tmp_path):
+    """A stack job may bundle stacks of different shapes (studies.stack_jobs); it trains each stack
+    together and writes every member's outputs, equal to those of the stacks trained as their own jobs."""
+    import torch
+
+    from icl_kmeans.pipeline.jobs import train_stack_job
+
+    def members(root, specs):
+        out = []
+        for i, (cfg, seed) in enumerate(specs):
+            dist = {k: cfg[k] for k in DIST}
+            val = root / f"val_{cfg['d']}_{seed}.pt"
+            if not val.exists():
+                write_validation_set(dist, seed, cfg["batch"], cfg["val_batches"], val)
+            d = root / f"m{i}"
+            out.append(dict(run=f"r{i}", config=cfg, seed=seed, val=val, checkpoint=d / "checkpoint.pt",
+                            metrics=d / "metrics.parquet", timing=d / "timing.parquet", record=d / "record.json"))
+        return out
+
+    other = dict(CONFIG, d=3, embedding="BN")  # another shape: another stack
+    specs = [(CONFIG, 5), (other, 5), (CONFIG, 6), (other, 6)]
+    bundled = members(tmp_path / "bundle", specs)
+    recs = train_stack_job(bundled, device="cpu", progress=False)
+    assert [r["run"] for r in recs] == ["r0", "r1", "r2", "r3"] and all(r["steps_done"] == 6 for r in recs)
+    alone = members(tmp_path / "alone", specs)
+    train_stack_job(alone[0::2], device="cpu", progress=False)
+    train_stack_job(alone[1::2], device="cpu", progress=False)
+    for a, b in zip(bundled, alone):
+        sa, sb = torch.load(a["checkpoint"], weights_only=False), torch.load(b["checkpoint"], weights_only=False)
+        for key, value in sa["model"].items():
+            assert torch.equal(value, sb["model"][key]), (a["run"], key)
+        assert a["metrics"].read_bytes() == b["metrics"].read_bytes()

@@ -64,7 +64,8 @@ def test_paper_preset_trains_every_configuration_for_ten_seeds(paper_dry_run):
     assert s["train_jobs"] == "stack"
     assert paper_dry_run["train"] == len(st.runs_of("fig17")) * 10
     assert paper_dry_run["train"] + sum(len(m) for m in stacks.values()) == len(st.runs) * 10
-    assert sum(v for k, v in paper_dry_run.items() if k.startswith("train_stack_")) == len(stacks)
+    assert sum(v for k, v in paper_dry_run.items() if k.startswith("train_stack_")) == len(
+        studies.stack_jobs(st, stacks))
     pairs = [p for m in stacks.values() for p in m]
     assert len(pairs) == len(set(pairs)) and max(len(m) for m in stacks.values()) <= s["stack_size"]
     for members in stacks.values():  # a stack shares the tensor shapes (and steps) of its runs
@@ -160,3 +161,23 @@ def test_fig10_tau_is_one_seventh_exactly():
     taus = sorted({c.facets["tau"] for c in st.training["fig10"]})
     assert taus == [0.1, 1 / 7, 0.25, 1.0]
     assert {st.runs[c.run]["tau"] for c in st.training["fig10"]} == set(taus)
+
+
+def test_small_stacks_are_bundled_into_few_jobs_and_every_pair_is_trained_once():
+    s = settings.resolve({}, REPO / "workflow")  # the quick preset: many short stacks, a few long ones
+    st = studies.build(s)
+    stacks = studies.stacks(st, s["seeds"], s["stack_size"])
+    jobs = studies.stack_jobs(st, stacks)
+    assert len(jobs) < len(stacks) / 2
+    pairs = [p for m in jobs.values() for p in m]
+    assert sorted(pairs) == sorted(p for m in stacks.values() for p in m)
+    largest = max(studies.stack_work(st, m) for m in stacks.values())
+    owner = {p: name for name, m in stacks.items() for p in m}
+    for name, members in jobs.items():
+        parts = {owner[p] for p in members}
+        if name.startswith("bundle_"):  # whole small stacks only, and not more work than 2 of the largest/8
+            assert len(parts) > 1 and sum(len(stacks[n]) for n in parts) == len(members)
+            assert all(studies.stack_work(st, stacks[n]) * studies.BUNDLE_SHARE < largest for n in parts)
+            assert studies.stack_work(st, members) * studies.BUNDLE_SHARE <= 2 * largest
+        else:
+            assert parts == {name}

@@ -4,7 +4,8 @@
 # train_jobs=pack: one job per task distribution trains all its runs and seeds in one process
 # (same files, same bytes; saves the per-job torch import on a laptop).
 # train_jobs=stack: one job per stack trains up to `stack_size` (run, seed) pairs that share their
-# tensor shapes together (icl_kmeans.train_stack, one GPU each on SLURM); Fig 17's runs, whose
+# tensor shapes together (icl_kmeans.train_stack, one GPU each on SLURM), or a bundle of small stacks
+# one after the other (studies.stack_jobs: a job start costs more than a short stack); Fig 17's runs, whose
 # wall-clock time is plotted, stay one job per seed (rule train) and are timed alone.
 # The device (config key `device`) is read by the job at run time, not a param: switching auto to cuda
 # reruns nothing. A finished run keeps a copy of its checkpoint in checkpoint.pt.resume, outside the
@@ -14,7 +15,7 @@
 TRAIN_OUTPUTS = dict(checkpoint=CKPT, metrics=METRICS, timing=TIMING, record=RECORD)
 
 if S["train_jobs"] == "stack":
-    _STACKS = _studies.stacks(ST, SEEDS, S["stack_size"])
+    _STACKS = _studies.stack_jobs(ST, _studies.stacks(ST, SEEDS, S["stack_size"]))
     _ALONE = sorted(ST.runs_of("fig17"))
 else:
     _STACKS, _ALONE = {}, sorted(ST.runs)
@@ -82,7 +83,7 @@ for _name, _members in sorted(_STACKS.items()):
         log:
             f"{LOGS}/train/stack_{_name}.log",
         # the longest stacks first: on a laptop they decide the wall time
-        priority: sum(ST.runs[r]["steps"] for r, _ in _members) // 1000
+        priority: _studies.stack_work(ST, _members) // 1_000_000
         conda:
             "../../envs/torch.yaml"
         threads: 1

@@ -60,8 +60,24 @@ def train_run(run: str, config: dict, seed: int, val_path, checkpoint, metrics, 
 
 
 def train_stack_job(members: list[dict], device: str = "auto", progress: bool = True) -> list[dict]:
-    """Trains the members of one stack (dicts with run, config, seed, val, checkpoint, metrics, timing,
-    record) together with train_stack, each resuming from its `<checkpoint>.resume`.
+    """Trains the members of one stack job (dicts with run, config, seed, val, checkpoint, metrics,
+    timing, record): the members that share their shapes (a stack, studies.STACK_KEYS) together with
+    train_stack, the stacks of a bundle one after the other; records in the order of `members`."""
+    from .studies import STACK_KEYS
+
+    groups: dict = {}
+    for i, m in enumerate(members):
+        groups.setdefault(tuple(m["config"][k] for k in STACK_KEYS), []).append(i)
+    recs = [None] * len(members)
+    for idx in groups.values():
+        for i, rec in zip(idx, _train_one_stack([members[i] for i in idx], device, progress)):
+            recs[i] = rec
+    return recs
+
+
+def _train_one_stack(members: list[dict], device: str, progress: bool) -> list[dict]:
+    """Trains the members of one stack together with train_stack, each resuming from its
+    `<checkpoint>.resume`.
 
     A failed or killed stack job loses nothing: every member trains into its `.resume` file (not a
     declared output, so Snakemake does not delete it) and a finished or diverged member's file says so;

@@ -164,6 +164,48 @@ def stacks(st: Studies, seeds: list, size: int) -> dict:
     return out
 
 
+def stack_work(st: Studies, members) -> int:
+    """What a stack costs, roughly: tasks x points processed (sum over members of steps x batch x n)."""
+    return sum(st.runs[r]["steps"] * st.runs[r]["batch"] * st.runs[r]["n"] for r, _ in members)
+
+
+BUNDLE_SHARE = 8  # a stack under 1/8 of the largest one's work is small: bundled with other small ones
+
+
+def stack_jobs(st: Studies, stacks_: dict) -> dict:
+    """train_jobs=stack: job name -> [(run, seed)], the stacks a job trains one after the other.
+
+    A job is one stack, or a bundle of small stacks (each under 1/BUNDLE_SHARE of the largest stack's
+    work, together at most 2/BUNDLE_SHARE of it): on a laptop a job costs a process start and a torch
+    import (about 5 s), which dominates the short stacks. The bundles keep the shape order of the
+    stacks, so that a bundle's stacks are related. Names: a bundle is `bundle_<digest of members>`.
+    """
+    if not stacks_:
+        return {}
+    largest = max(stack_work(st, m) for m in stacks_.values())
+    jobs, bundle, work = {}, [], 0
+
+    def close():
+        if len(bundle) == 1:
+            jobs[bundle[0][0]] = bundle[0][1]
+        elif bundle:
+            members = [p for _, m in bundle for p in m]
+            jobs[f"bundle_{digest(members)[:10]}"] = members
+
+    for name, members in stacks_.items():
+        w = stack_work(st, members)
+        if w * BUNDLE_SHARE >= largest:
+            jobs[name] = members
+            continue
+        if bundle and (work + w) * BUNDLE_SHARE > 2 * largest:
+            close()
+            bundle, work = [], 0
+        bundle.append((name, members))
+        work += w
+    close()
+    return jobs
+
+
 def build(s: dict) -> Studies:
     check_headline_cells(s)
     largest_k = max(s["profile_k"] + s["table1_k"])
