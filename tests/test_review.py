@@ -278,6 +278,24 @@ def test_not_run_when_the_preset_lacks_the_data(tmp_path):
     assert df.loc["7c", "status"] == C.PASS and df.loc["8b", "status"] == C.PASS  # k=6: 6 ms vs 20 ms: 0.3x
 
 
+def test_claim_3_compares_steps_when_each_d_has_its_own_M(tmp_path):
+    """SPEC 10, claim 3 is about steps. With d = 4 trained for M = 80 and d = 32 for M = 40 (as the quick
+    preset's headline cells are), BN lags OH by 30 steps at d = 4 and by 20 at d = 32: the gap shrinks.
+    As fractions of M (30/80 < 20/40) it would seem to grow."""
+    def rel(cell, curve, metric, step):
+        if metric == "train_loss":
+            return 1.0
+        lag = {4: 30, 32: 20}[cell["d"]] if curve.startswith("BN") else 0
+        return 0.9 if step >= 10 + lag else 1.5
+
+    fig14 = pd.concat([_training("fig14", [dict(d=4, tau=t)], rel, steps=range(0, 81, 10)) for t in (0.25, 0.1)]
+                      + [_training("fig14", [dict(d=32, tau=t)], rel, steps=range(0, 41, 10)) for t in (0.25, 0.1)])
+    tables = dict(_paper_like(True), fig14=fig14)
+    df = C.check(_write_tables(tmp_path / "results", tables), resolved("paper")).set_index("id")
+    assert df.loc["3a", "status"] == C.PASS and df.loc["3a", "measured"] == "30"
+    assert df.loc["3b", "status"] == C.PASS and df.loc["3b", "measured"] == "20 vs 30", df.loc["3b", "detail"]
+
+
 def test_a_broken_table_is_an_error_not_a_finding(tmp_path):
     tables = _paper_like(True)
     tables["fig6"] = tables["fig6"].drop(columns=["mode"])
