@@ -262,3 +262,17 @@ def test_training_curve_is_the_median_of_per_seed_block_means(settings):
     figure = figures.draw("fig10", df, figures.figure_settings("fig10", settings))
     line = figure.axes[0].lines[0]
     assert list(line.get_xdata()) == [4, 8] and list(line.get_ydata()) == [3.0, 30.0]
+
+
+def test_a_panel_whose_runs_all_diverged_says_no_false_M_and_shows_its_one_point(settings):
+    """Fig 11 at lr = 1: every seed diverges at step 2, before its second validation. The panel title
+    must not claim M = 2 (M is where finished runs stop), and the one validation point is drawn."""
+    s = figures.figure_settings("fig10", settings)
+    ok = _training_rows({1: [5] * s["steps"], 2: [6] * s["steps"]}, {1: [0, s["steps"]], 2: [0, s["steps"]]})
+    bad = _training_rows({1: [5, 9], 2: [6, 9]}, {1: [0], 2: [0]}).assign(d=32, run="R32", status="diverged",
+                                                                          diverged_step=2)
+    figure = figures.draw("fig10", pd.concat([ok, bad], ignore_index=True), s)
+    titles = [ax.get_title() for ax in figure.axes if ax.get_title()]
+    assert titles == ["d=4", "d=32"], titles
+    val_line = figure.axes[3].lines[0]
+    assert len(val_line.get_xdata()) == 1 and val_line.get_marker() == "o"

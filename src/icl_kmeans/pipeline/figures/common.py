@@ -117,8 +117,9 @@ def draw_lines(ax, data: pd.DataFrame, x: str, y: str = "value", curves=None, ma
             continue
         color, dash = PALETTE.get(c, "#777777"), DASHES.get(c, "")
         z = 3 if c in ("Lloyd", "EM") else 2
+        # a curve of one point (every seed diverged before its second validation) is drawn as a dot
         (line,) = ax.plot(b[x], b["median"], color=color, lw=1.5, label=c, zorder=z,
-                          marker="o" if markers else None, ms=4)
+                          marker="o" if markers or len(b) == 1 else None, ms=4)
         if dash:
             line.set_dashes(dash)
         if (b["q75"] > b["q25"]).any():

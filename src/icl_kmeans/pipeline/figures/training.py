@@ -84,8 +84,10 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
             where = ", ".join(labels)
             if (block_keys + col_keys)[:1] == ["panel"]:
                 where = labels[0] + " " + ", ".join(labels[1:])
-            panel_m = int(panel["step"].max())
-            if not timed and usual_m is not None and panel_m != usual_m:
+            # M is where the runs that did not diverge stopped (a diverged run stops early)
+            finished = panel.loc[panel["status"] != "diverged", "step"]
+            panel_m = int(finished.max()) if len(finished) else None
+            if not timed and usual_m is not None and panel_m is not None and panel_m != usual_m:
                 where += f" (M={panel_m})"
             for r, metric in enumerate(("train_loss", "rel_val_loss")):
                 ax = axes[2 * b + r, c]
