@@ -74,8 +74,10 @@ def test_sigkilled_training_job_resumes_to_the_same_result(tmp_path):
 
 
 def test_diverged_run_is_kept_and_does_not_fail_the_workflow(tmp_path):
-    overrides = ["preset=smoke", "train_jobs=seed", "lr_sweep_steps=30", "eval_every=10"]
-    cfg = {"preset": "smoke", "train_jobs": "seed", "lr_sweep_steps": 30, "eval_every": 10}
+    """Through stack jobs, the default preset's path (3 jobs here instead of 18 per-seed ones); the smoke
+    run of test_review_pipeline.py takes the same runs through its pack jobs."""
+    overrides = ["preset=smoke", "train_jobs=stack", "lr_sweep_steps=30", "eval_every=10"]
+    cfg = {"preset": "smoke", "train_jobs": "stack", "lr_sweep_steps": 30, "eval_every": 10}
     st = studies.build(settings.resolve(cfg, REPO / "workflow"))
     # Fig 11's lr = 1.0 runs at d = 32 blow up within a few steps.
     runs = [c.run for c in st.training["fig11"] if c.facets["lr"] == 1.0 and c.facets["d"] == 32]
