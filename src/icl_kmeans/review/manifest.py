@@ -32,7 +32,9 @@ from .provenance import RESULTS, canonical, code_version, digest, package_versio
 
 MANIFEST_VERSION = 1
 PARQUET, TSV, META = "manifest.parquet", "manifest.tsv", "manifest.json"
-EXCLUDED_DIRS = ("logs", "provenance", "review", "bundle_info")
+# spotcheck: the paper-scale spot check (`python -m icl_kmeans spotcheck`), committed with the repository and
+# made outside the workflow, so it has no provenance sidecars and is not an artifact of a run
+EXCLUDED_DIRS = ("logs", "provenance", "review", "bundle_info", "spotcheck")
 EXCLUDED_FILES = (PARQUET, TSV, META, "bundle.tar.gz", "README.md")
 EXCLUDED_SUFFIXES = (".tmp", ".resume", ".corrupt")
 
