@@ -42,7 +42,12 @@ def test_cli_rejects_a_malformed_cell(capsys):
 
 def test_smoke_spot_check_trains_resumes_and_decides_only_its_claims(tmp_path):
     args = dict(preset="smoke", figure="fig10", cell={"d": 4}, seeds=2, results=tmp_path, echo=lambda line: None)
+    with pytest.raises(RuntimeError, match="48 of 48 runs are not finished"):
+        spotcheck.spotcheck(**args, train=False)
+    assert (tmp_path / "runs.md").read_text() == "# Spot check: 0 of 48 runs finished\n\n"
     df = spotcheck.spotcheck(**args)
+    runs_md = (tmp_path / "runs.md").read_text()
+    assert runs_md.startswith("# Spot check: 48 of 48 runs finished") and runs_md.count("| OH:L2 ") == 4 * 2 + 4  # a row per (tau, seed), then per tau
     runs = json.loads((tmp_path / "settings.json").read_text())["runs"]
     assert len(runs) == 6 * 4  # six curves x four tau at d = 4
     decided = df[df["status"] != "NOT-RUN"].set_index("id")

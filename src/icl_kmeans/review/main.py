@@ -45,12 +45,17 @@ class ReviewResult:
     problems: list = field(default_factory=list)  # every integrity problem, one line each, naming the file
 
 
-def claims_markdown(df: pd.DataFrame) -> str:
-    cols = ["id", "status", "statement", "threshold", "measured"]
+def markdown_table(df: pd.DataFrame, cell=str) -> str:
+    """A Markdown table of df's columns; cell(value) is the text of a cell."""
+    cols = list(df.columns)
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for r in df[cols].itertuples(index=False):
-        lines.append("| " + " | ".join(str(v).replace("|", "/") for v in r) + " |")
+    for r in df.itertuples(index=False):
+        lines.append("| " + " | ".join(cell(v).replace("|", "/") for v in r) + " |")
     return "\n".join(lines) + "\n"
+
+
+def claims_markdown(df: pd.DataFrame) -> str:
+    return markdown_table(df[["id", "status", "statement", "threshold", "measured"]])
 
 
 def run_review(results=RESULTS, out=None, captions="workflow/report", workers: int = 1, echo=None) -> ReviewResult:

@@ -9,6 +9,7 @@ are NOT-RUN. Everything lands under --results (default results/spotcheck):
 
     runs/<run>/seed<s>/{checkpoint.pt,record.json,timing.parquet}, metrics/run=<run>/seed=<s>/part-0.parquet
     tasks/val/<distribution>/seed<s>.pt, tables/<figure>.parquet, claims.csv, claims.md, settings.json
+    runs.md: the finished runs so far (written on every call, also before all runs are done)
 
 Runs resume: a killed spot check picks each run up from its `checkpoint.pt.resume` (written every
 validation interval), so it can be split over sessions; finished runs are never retrained.
@@ -113,8 +114,10 @@ def spotcheck(preset="paper", figure="fig10", cell=None, seeds=3, results="resul
             for line in pool.map(_train_one, jobs):
                 echo(line)
     done = [j for j in jobs if (root / PATHS["record"].format(run=j[0], seed=j[2])).exists()]
+    write_text(root / "runs.md", runs_markdown(root, jobs, done))
     if len(done) < len(jobs):
-        raise RuntimeError(f"{len(jobs) - len(done)} of {len(jobs)} runs are not finished; rerun with training on")
+        raise RuntimeError(f"{len(jobs) - len(done)} of {len(jobs)} runs are not finished (finished ones: "
+                           f"{root / 'runs.md'}); rerun with training on")
     paths = {k: str(root / p) for k, p in PATHS.items()}
     aggregate.aggregate(figure, root / "tables" / f"{figure}.parquet", curves=curves, seeds=seed_list, paths=paths)
     df = _claims.check(results=root, settings=s)
@@ -127,6 +130,42 @@ def spotcheck(preset="paper", figure="fig10", cell=None, seeds=3, results="resul
     for r in decided.itertuples():
         echo(f"claim {r.id}: {r.status} (measured {r.measured}; {r.detail})")
     return df
+
+
+def runs_markdown(root: Path, jobs: list, done: list) -> str:
+    """Every finished run: final relative validation loss, the first validation step below 1, the median
+    training loss of the last 50 steps; then the median over each run's finished seeds. Written on every
+    call, so a spot check split over sessions shows where it stands before its claims can be checked."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from .main import markdown_table
+
+    rows = []
+    for run, _, seed, *_ in done:
+        rec = json.loads((root / PATHS["record"].format(run=run, seed=seed)).read_text())
+        m = pq.read_table(root / PATHS["metrics"].format(run=run, seed=seed)).to_pandas()
+        val = m.dropna(subset=["rel_val_loss"]).set_index("step")["rel_val_loss"]
+        below = val.index[val < 1]
+        rows.append({"curve": rec["config"]["embedding"] + ":" + rec["config"]["regularizer"], "run": run,
+                     "seed": seed, "status": rec["status"], "steps": rec["steps_done"],
+                     "final relative validation loss": round(rec["final_rel_val_loss"], 3),
+                     "first step below 1": int(below[0]) if len(below) else None,
+                     "final training loss": round(float(m["train_loss"].dropna().iloc[-50:].median()), 3)})
+    head = f"# Spot check: {len(done)} of {len(jobs)} runs finished\n\n"
+    if not rows:
+        return head
+    df = pd.DataFrame(rows)
+    per_run = df.groupby(["curve", "run"], as_index=False, sort=False).agg(**{
+        "seeds finished": ("seed", "size"), "median final": ("final relative validation loss", "median"),
+        "median first below 1": ("first step below 1", "median"), "median training loss": ("final training loss", "median")})
+    return head + markdown_table(df, _cell) + "\n" + markdown_table(per_run, _cell)
+
+
+def _cell(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "never"  # only "first step below 1" can be missing
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
 def main(argv=None) -> int:
