@@ -47,7 +47,8 @@ def test_smoke_spot_check_trains_resumes_and_decides_only_its_claims(tmp_path):
     assert (tmp_path / "runs.md").read_text() == "# Spot check: 0 of 48 runs finished\n\n"
     df = spotcheck.spotcheck(**args)
     runs_md = (tmp_path / "runs.md").read_text()
-    assert runs_md.startswith("# Spot check: 48 of 48 runs finished") and runs_md.count("| OH:L2 ") == 4 * 2 + 4  # a row per (tau, seed), then per tau
+    assert runs_md.startswith("# Spot check: 48 of 48 runs finished")
+    assert runs_md.count("| OH:L2 ") == 4 * 2 + 4  # a row per (tau, seed), then one per tau
     runs = json.loads((tmp_path / "settings.json").read_text())["runs"]
     assert len(runs) == 6 * 4  # six curves x four tau at d = 4
     decided = df[df["status"] != "NOT-RUN"].set_index("id")

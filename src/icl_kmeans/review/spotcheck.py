@@ -133,21 +133,24 @@ def spotcheck(preset="paper", figure="fig10", cell=None, seeds=3, results="resul
 
 
 def runs_markdown(root: Path, jobs: list, done: list) -> str:
-    """Every finished run: final relative validation loss, the first validation step below 1, the median
-    training loss of the last 50 steps; then the median over each run's finished seeds. Written on every
-    call, so a spot check split over sessions shows where it stands before its claims can be checked."""
+    """Every finished run: final relative validation loss, the first validation step at or below claim 3's
+    CONVERGED_REL_VAL (1), the median training loss of the last 50 steps; then the median over each run's
+    finished seeds. Written on every call, so a spot check split over sessions shows where it stands
+    before its claims can be checked."""
     import pandas as pd
     import pyarrow.parquet as pq
 
+    from ..pipeline.studies import curve
+    from .claims import CONVERGED_REL_VAL
     from .main import markdown_table
 
     rows = []
-    for run, _, seed, *_ in done:
+    for run, config, seed, *_ in done:
         rec = json.loads((root / PATHS["record"].format(run=run, seed=seed)).read_text())
         m = pq.read_table(root / PATHS["metrics"].format(run=run, seed=seed)).to_pandas()
         val = m.dropna(subset=["rel_val_loss"]).set_index("step")["rel_val_loss"]
-        below = val.index[val < 1]
-        rows.append({"curve": rec["config"]["embedding"] + ":" + rec["config"]["regularizer"], "run": run,
+        below = val.index[val <= CONVERGED_REL_VAL]
+        rows.append({"curve": curve(config), "run": run,
                      "seed": seed, "status": rec["status"], "steps": rec["steps_done"],
                      "final relative validation loss": round(rec["final_rel_val_loss"], 3),
                      "first step below 1": int(below[0]) if len(below) else None,
