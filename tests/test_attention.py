@@ -79,3 +79,27 @@ def test_training_dropout_is_seeded_and_off_in_eval_mode():
     plain = ClusterTransformer(3, 4, "OH", dropout=0.0, bias=True)
     plain.load_state_dict(model.state_dict())
     assert torch.equal(model(tasks.X, tasks.C), plain.eval()(tasks.X, tasks.C))
+
+
+def test_dropout_drawn_per_block_is_the_global_streams_dropout():
+    """A run's masks from its own generator: block r of the folded batch draws from generators[r] what
+    F.dropout draws from the global generator in the same state, on both the small-token and the fused
+    paths, whatever the other blocks hold."""
+    from icl_kmeans.attention import dropout_weights, soft_distance_attention
+
+    w = torch.rand(6, 5, 7)
+    gens = [torch.Generator().manual_seed(s) for s in (3, 4)]
+    got = dropout_weights(w, 0.3, gens)
+    for r, seed in enumerate((3, 4)):
+        torch.manual_seed(seed)
+        torch.testing.assert_close(got[3 * r:3 * r + 3], torch.nn.functional.dropout(w[3 * r:3 * r + 3], 0.3),
+                                   rtol=0, atol=0)
+    q, k, v = (torch.randn(4, 160, 5, dtype=torch.float64) for _ in range(3))  # 160 tokens: the fused path
+    for m in (8, 160):  # the small-token and the fused path
+        both = soft_distance_attention(q[:, :m], k, v, 0.5, dropout=0.1,
+                                       generators=[torch.Generator().manual_seed(s) for s in (1, 2)])
+        for r, seed in enumerate((1, 2)):
+            torch.manual_seed(seed)
+            alone = soft_distance_attention(q[2 * r:2 * r + 2, :m], k[2 * r:2 * r + 2], v[2 * r:2 * r + 2], 0.5,
+                                            dropout=0.1)
+            torch.testing.assert_close(both[2 * r:2 * r + 2], alone, rtol=1e-12, atol=1e-12)

@@ -122,8 +122,8 @@ def test_unknown_config_keys():
 
 def test_bad_train_arguments(tmp_path):
     config = TrainConfig(d=2, k=3, n=8, batch=2, steps=1, val_batches=1)
-    with pytest.raises(ValueError, match="checkpoint_every"):
-        train(config, checkpoint=tmp_path / "c.pt", checkpoint_every=-1)
+    with pytest.raises(ValueError, match="max_steps"):
+        train(config, checkpoint=tmp_path / "c.pt", max_steps=-1)
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="device"):
             train(config, device="cuda")

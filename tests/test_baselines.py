@@ -77,6 +77,17 @@ def test_lloyd_unbatched_and_empty_cluster_conventions():
     assert any(torch.equal(re1[2], x) for x in X)  # re-seeded with one of the task's points
 
 
+def test_reseed_gives_empty_clusters_distinct_points():
+    """As the authors' code: several empty clusters of one task never share a re-seeding point."""
+    X = torch.tensor([[0.0, 0.0], [0.1, 0.0], [0.2, 0.0], [1.0, 0.0], [1.1, 0.0]], dtype=torch.float64)
+    C = torch.tensor([[0.0, 0.0], [9.0, 9.0], [9.0, 8.0], [8.0, 9.0], [8.0, 8.0]], dtype=torch.float64)  # 4 empty
+    for seed in range(200):
+        out = lloyd(X, C, 1, empty="reseed", generator=torch.Generator().manual_seed(seed))[0]
+        picked = out[1:]
+        assert all(any(torch.equal(p, x) for x in X) for p in picked)
+        assert len({tuple(p.tolist()) for p in picked}) == 4, (seed, picked)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_em_matches_reference_and_increases_likelihood(seed):
     tasks = sample_tasks(2, 50, 2, 4, seed=seed, dtype=torch.float64)

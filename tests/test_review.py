@@ -306,6 +306,28 @@ def test_a_broken_table_is_an_error_not_a_finding(tmp_path):
     assert (df.loc[["5a", "5b", "5c"], "status"] == C.ERROR).all()
 
 
+@pytest.mark.parametrize("cid,fig,where", [
+    ("4", "fig8", dict(testset="cauchy", train_family="cauchy", curve="BN:L2")),
+    ("5a", "fig6", dict(mode="naive", curve="OH:NE")),
+    ("5b", "fig6", dict(mode="reembed", curve="BN:NE")),
+    ("5c", "fig6", dict(mode="reembed", curve="OH:L2")),
+])
+@pytest.mark.parametrize("where_nan", ["one seed", "whole curve"])
+def test_a_non_finite_multistep_curve_fails_its_claim_and_is_named(tmp_path, cid, fig, where, where_nan):
+    """A NaN seed must not drop out of the median (claims 4 and 5c would pass on an all-NaN curve)."""
+    tables = _paper_like(True)
+    df = tables[fig]
+    hit = np.ones(len(df), dtype=bool)
+    for key, value in where.items():
+        hit &= (df[key] == value).to_numpy()
+    if where_nan == "one seed":
+        hit &= (df["seed"] == SEEDS[0]).to_numpy()
+    df.loc[hit, "value"] = math.nan
+    out = C.check(_write_tables(tmp_path / "results", tables), resolved("paper")).set_index("id")
+    assert out.loc[cid, "status"] == C.FAIL and out.loc[cid, "measured"] == "non-finite", out.loc[cid].to_dict()
+    assert where["curve"] in out.loc[cid, "detail"] and str(SEEDS[0]) in out.loc[cid, "detail"]
+
+
 def test_thresholds_are_constants_of_the_module():
     import inspect
 

@@ -188,3 +188,96 @@ def test_bad_arguments_are_refused(tmp_path):
     with pytest.raises(ValueError, match="dtype"):
         train_stack(configs, dtype=torch.float16)
     assert math.isfinite(train_stack(configs, max_steps=1)[0].metrics.train_loss.iloc[1])
+
+
+# The paper preset's reference training: bias and dropout 0.01; n = 128 takes the fused dropout path of the
+# points' self-attention, the others the small-token path: every kind of dropout draw.
+REFERENCE = dict(d=2, k=3, n=128, batch=4, steps=200, eval_every=20, val_batches=1, bias=True, dropout=0.01)
+
+
+def test_a_run_is_the_same_alone_and_in_any_stack_float64(float64):
+    """One run, one result: its masks, tasks and weights come from its own seed, not from its stack mates,
+    the stack size or its position in the stack."""
+    configs = [TrainConfig(**REFERENCE, **v) for v in VARIED[:3]]
+    in_three = train_stack(configs, dtype=torch.float64)[1]
+    in_two = train_stack(configs[1:], dtype=torch.float64)[0]
+    alone = train(configs[1])
+    for other in (in_two, alone):
+        _same_run(in_three, other, rtol=1e-6)
+    assert alone.metrics.train_loss.iloc[-20:].mean() < alone.metrics.train_loss.iloc[1:21].mean()
+    # the masks matter: without dropout the same run ends elsewhere
+    plain = train(TrainConfig(**{**REFERENCE, "dropout": 0.0}, **VARIED[1]))
+    assert not np.allclose(plain.metrics.train_loss.iloc[1:], alone.metrics.train_loss.iloc[1:], rtol=1e-6)
+
+
+# lr = 1e30: the first update is finite and its loss too, but it maps the validation tasks to non-finite centers
+BLOWS_UP_AT_VALIDATION = dict(d=2, k=3, n=32, batch=8, steps=4, eval_every=1, val_batches=1, seed=1, tau=0.1,
+                              lr=1e30)
+
+
+def test_divergence_at_a_validation_keeps_the_same_state_alone_and_stacked(tmp_path):
+    from icl_kmeans.training import build_model
+
+    bad = TrainConfig(**BLOWS_UP_AT_VALIDATION)
+    good = TrainConfig(**{**BLOWS_UP_AT_VALIDATION, "lr": 0.01, "seed": 2})
+    alone = train(bad, checkpoint=tmp_path / "alone.pt")
+    one = train_stack([bad])[0]
+    with_mate = train_stack([good, bad], checkpoints=[tmp_path / "good.pt", tmp_path / "bad.pt"])
+    for r in (alone, one, with_mate[1]):
+        assert (r.status, r.steps_done, r.diverged_step) == ("diverged", 0, 1)
+        for p, q in zip(r.model.state_dict().values(), build_model(bad).state_dict().values()):
+            assert torch.equal(p, q)  # the parameters from before the update
+    assert with_mate[0].status == "ok" and with_mate[0].steps_done == 4
+    for path in (tmp_path / "alone.pt", tmp_path / "bad.pt"):
+        ckpt = load_checkpoint(path)
+        assert (ckpt["status"], ckpt["step"], ckpt["diverged_step"]) == ("diverged", 0, 1)
+        assert math.isfinite(train_module.relative_loss(model_from_checkpoint(path), train_module.validation_tasks(bad)))
+
+
+def test_a_stack_with_a_diverged_member_resumes_exactly(tmp_path):
+    """The diverged member stops writing its checkpoint; the others resume from their own random state."""
+    configs = [TrainConfig(**{**REFERENCE, "steps": 40, "eval_every": 10}, **v) for v in VARIED[:3]]
+    # the first member diverges (a stack used to resume every member with the first one's random state)
+    configs[0] = TrainConfig(**{**REFERENCE, "steps": 40, "eval_every": 10, "seed": 9, "lr": 1e30})
+    full = train_stack(configs)
+    bad = full[0].steps_done  # lr = 1e30 blows up within the first interval
+    assert [r.status for r in full] == ["diverged", "ok", "ok"] and bad < 10
+    paths = [tmp_path / f"run{i}.pt" for i in range(3)]
+    train_stack(configs, checkpoints=paths, max_steps=25)
+    assert [load_checkpoint(p)["step"] for p in paths] == [bad, 25, 25]
+    resumed = train_stack(configs, checkpoints=paths)
+    assert [r.resumed_from for r in resumed] == [bad, 25, 25]
+    for a, b in zip(resumed, full):
+        _assert_identical(a, b)
+
+
+def test_relative_validation_loss_from_its_definition(float64):
+    """The y-axis of every training figure, checked against numpy: the mean over validation tasks of
+    L(X, F(X, C)) / L(X, Lloyd1(C)), L the k-means objective summed over points."""
+    from icl_kmeans.training import validation_tasks
+
+    config = TrainConfig(**{**SMALL, "steps": 20, "val_batches": 2})
+    result = train(config)
+    val = validation_tasks(config)
+    X, C = val.X.numpy(), val.C.numpy()
+
+    def objective(X, C):  # sum over points of the squared distance to the nearest center
+        return ((X[:, :, None, :] - C[:, None, :, :]) ** 2).sum(-1).min(-1).sum(-1)
+
+    def lloyd_step(X, C):  # an empty cluster keeps its old center
+        label = ((X[:, :, None, :] - C[:, None, :, :]) ** 2).sum(-1).argmin(-1)
+        out = C.copy()
+        for b in range(len(X)):
+            for j in range(C.shape[1]):
+                if (label[b] == j).any():
+                    out[b, j] = X[b, label[b] == j].mean(0)
+        return out
+
+    with torch.no_grad():
+        F_C = result.model.eval()(val.X, val.C).numpy()
+    expected = np.mean(objective(X, F_C) / objective(X, lloyd_step(X, C)))
+    assert result.metrics.rel_val_loss.iloc[-1] == pytest.approx(expected, rel=1e-9)
+    untrained = train_module.build_model(config).to(torch.float64).eval()
+    with torch.no_grad():
+        first = np.mean(objective(X, untrained(val.X, val.C).numpy()) / objective(X, lloyd_step(X, C)))
+    assert result.metrics.rel_val_loss.iloc[0] == pytest.approx(first, rel=1e-9)

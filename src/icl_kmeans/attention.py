@@ -33,27 +33,33 @@ def _augment(q: torch.Tensor, k: torch.Tensor, g: float) -> tuple[torch.Tensor, 
 FUSED_MIN_TOKENS = 128
 
 
-def soft_distance_attention(q, k, v, g: float, fused: bool = True, dropout: float = 0.0) -> torch.Tensor:
+def soft_distance_attention(q, k, v, g: float, fused: bool = True, dropout: float = 0.0,
+                            generators: list[torch.Generator] | None = None) -> torch.Tensor:
     """softmax_j(-g ||q_i - k_j||^2) v_j for q (B, m, e), k (B, p, e), v (B, p, e).
 
     fused=True never materialises an m x p matrix with both m and p >= FUSED_MIN_TOKENS: those go
     through F.scaled_dot_product_attention on the augmented vectors (4-D, with v zero-padded to the
     width of q' and k', which is what the flash kernel on CPU needs); smaller ones use the same
     augmented dot product with an explicit softmax. fused=False materialises softmax(-g sqdist).
+
+    generators: where the dropout masks come from. None: torch's global generator. A list of R CPU
+    generators: the batch is R equal blocks (R runs folded into one batch) and block r's masks are
+    drawn from generators[r] alone, so that a run's masks never depend on what shares its batch, and
+    are the same on every device (they are drawn on the CPU).
     """
     if not fused:
         w = torch.softmax(-g * sqdist(q, k), dim=-1)
         if dropout:
-            w = F.dropout(w, dropout)
+            w = dropout_weights(w, dropout, generators)
         return w @ v
     q_aug, k_aug = _augment(q, k, g)
     if min(q.shape[-2], k.shape[-2]) < FUSED_MIN_TOKENS:
         w = torch.softmax(q_aug @ k_aug.transpose(-1, -2), dim=-1)
         if dropout:
-            w = F.dropout(w, dropout)
+            w = dropout_weights(w, dropout, generators)
         return w @ v
-    if dropout and q.device.type == "cpu":
-        return _fused_dropout_attention(q_aug, k_aug, v, dropout)
+    if dropout and (generators is not None or q.device.type == "cpu"):
+        return _fused_dropout_attention(q_aug, k_aug, v, dropout, generators)
     e = v.shape[-1]
     v_pad = F.pad(v, (0, q_aug.shape[-1] - e))
     out = F.scaled_dot_product_attention(q_aug.unsqueeze(-3), k_aug.unsqueeze(-3), v_pad.unsqueeze(-3),
@@ -61,17 +67,31 @@ def soft_distance_attention(q, k, v, g: float, fused: bool = True, dropout: floa
     return out.squeeze(-3)[..., :e]
 
 
-def dropped_positions(total: int, p: float) -> torch.Tensor:
+def dropout_weights(w: torch.Tensor, p: float, generators: list[torch.Generator] | None) -> torch.Tensor:
+    """F.dropout(w, p) with each of len(generators) equal batch blocks drawn from its own generator.
+
+    Per block, the same draws as F.dropout on the CPU with the global generator in that state
+    (bernoulli(1 - p) noise scaled by 1 / (1 - p)), made on the CPU and moved to w's device.
+    """
+    if generators is None:
+        return F.dropout(w, p)
+    blocks = w.shape[0] // len(generators)
+    noise = torch.cat([torch.empty((blocks, *w.shape[1:]), dtype=w.dtype).bernoulli_(1 - p, generator=gen)
+                       for gen in generators]).div_(1 - p)
+    return w * noise.to(w.device, non_blocking=True)
+
+
+def dropped_positions(total: int, p: float, generator: torch.Generator | None = None) -> torch.Tensor:
     """Increasing flat indices of the entries that iid Bernoulli(p) drops among `total` entries.
 
-    Drawn as geometric gaps between drops (the same distribution as one draw per entry) from the global
-    CPU generator, so torch.manual_seed / get_rng_state make it exact and resumable, at O(p * total)
-    random numbers instead of `total`.
+    Drawn as geometric gaps between drops (the same distribution as one draw per entry) from
+    `generator` (default: the global CPU generator), so a seed or a saved generator state makes it
+    exact and resumable, at O(p * total) random numbers instead of `total`.
     """
     log_keep = math.log1p(-p)
     parts, last, expected = [], -1, p * total
     while True:
-        u = torch.rand(int(expected + 6 * math.sqrt(expected) + 16), dtype=torch.float64)
+        u = torch.rand(int(expected + 6 * math.sqrt(expected) + 16), dtype=torch.float64, generator=generator)
         idx = last + torch.cumsum(torch.floor(torch.log1p(-u) / log_keep).long() + 1, 0)  # log1p(-u) <= 0
         if idx[-1] >= total:
             parts.append(idx[idx < total])
@@ -83,7 +103,7 @@ def dropped_positions(total: int, p: float) -> torch.Tensor:
 SINK_SAMPLE = 16  # keys whose largest score estimates each row's log-sum-exp for the sink (see below)
 
 
-def _fused_dropout_attention(q_aug, k_aug, v, p: float) -> torch.Tensor:
+def _fused_dropout_attention(q_aug, k_aug, v, p: float, generators=None) -> torch.Tensor:
     """dropout(softmax(q' k'^T), p) @ v without materialising the m x n weights (CPU).
 
     The CPU flash kernel has no dropout (SDPA with dropout_p falls back to the math kernel, which builds
@@ -100,7 +120,7 @@ def _fused_dropout_attention(q_aug, k_aug, v, p: float) -> torch.Tensor:
     lead, m, n, e = q_aug.shape[:-2], q_aug.shape[-2], k_aug.shape[-2], v.shape[-1]
     q2, k2, v2 = q_aug.reshape(-1, m, q_aug.shape[-1]), k_aug.reshape(-1, n, k_aug.shape[-1]), v.reshape(-1, n, e)
     b = q2.shape[0]
-    flat = dropped_positions(b * m * n, p)  # drawn first and once: the fallback below does not change it
+    flat = _dropped(b, m * n, p, generators).to(q2.device)  # drawn first and once: the fallback keeps it
     with torch.no_grad():
         c = (q2 @ k2[:, :SINK_SAMPLE].transpose(-1, -2)).amax(-1)
     wv, lse = _sink_attention(q2, k2, v2, c)
@@ -117,6 +137,15 @@ def _fused_dropout_attention(q_aug, k_aug, v, p: float) -> torch.Tensor:
     dropped = torch.zeros(b * m, e, dtype=v.dtype, device=v.device).index_add(
         0, bi, w_d.unsqueeze(-1) * v2.reshape(b * n, e).index_select(0, bj))
     return ((wv - dropped.reshape(b, m, e)) / (1 - p)).reshape(*lead, m, e)
+
+
+def _dropped(b: int, per_row: int, p: float, generators) -> torch.Tensor:
+    """dropped_positions among b * per_row entries; with generators, block r of the b batch rows
+    draws its own from generators[r] (offset into the whole)."""
+    if generators is None:
+        return dropped_positions(b * per_row, p)
+    size = b // len(generators) * per_row
+    return torch.cat([dropped_positions(size, p, gen) + r * size for r, gen in enumerate(generators)])
 
 
 def _sink_attention(q2, k2, v2, c):

@@ -16,7 +16,8 @@ def lloyd_step(X: torch.Tensor, C: torch.Tensor, empty: str = "keep", generator:
     """Assign each point to its nearest center, move each center to the mean of its points.
 
     An empty cluster keeps its old center ("keep", the documented default) or, as in the
-    reference implementation, is re-seeded with a random point of its task ("reseed").
+    reference implementation, is re-seeded with a random point of its task ("reseed"): the empty
+    clusters of a task get distinct points (k distinct points are drawn per task, without replacement).
     """
     B, n, _ = X.shape
     k = C.shape[1]
@@ -28,7 +29,7 @@ def lloyd_step(X: torch.Tensor, C: torch.Tensor, empty: str = "keep", generator:
     if empty == "keep":
         fill = C
     else:
-        pick = torch.randint(n, (B, k), generator=generator).to(X.device)
+        pick = torch.rand(B, n, generator=generator).argsort(-1)[:, :k].to(X.device)  # k distinct per task
         fill = torch.gather(X, 1, pick.unsqueeze(-1).expand(B, k, X.shape[-1]))
     return torch.where(empty_mask, fill, means), counts
 

@@ -1,29 +1,31 @@
-"""Stacked training: R runs that share their tensor shapes, trained together in one process.
+"""The training loop (SPEC 7): R >= 1 runs that share their tensor shapes, trained together.
 
-`train_stack(configs, checkpoints=...)` gives each config the result `train(config, checkpoint=...)`
-gives: the same initial weights (build_model), the same training tasks of every step and the same
-validation tasks (derived from each run's own seed), Adam with the run's own lr, moments and step
-count, its own ReduceLROnPlateau, gradient clipping and divergence status; equal up to floating-point
-rounding (batched matmuls sum in another order), which tests/test_stacked.py bounds at 1e-6 relative
-in float64 over 200 steps. Each member's checkpoint is a `train` checkpoint: `model_from_checkpoint`
-reads it and `train` resumes it, and `train_stack` resumes `train` checkpoints.
+There is one loop: `training.train(config)` is `train_stack([config])[0]`. A run is a pure function of
+its TrainConfig, whatever shares its stack and however large the stack is: its initial weights
+(build_model), the training tasks of every step, its validation tasks and its dropout masks all come
+from generators of its own seed (dropout: one CPU generator per run, whose state its checkpoint keeps;
+attention.soft_distance_attention draws each run's masks from it alone, on every device). Adam with the
+run's own lr, moments and step count, its own ReduceLROnPlateau, gradient clipping and divergence status.
+A member of a stack equals the run alone up to floating-point rounding (batched matmuls sum in another
+order), which tests/test_stacked.py bounds at 1e-6 relative in float64 over 200 steps, with bias and
+dropout on the fused path.
 
 Shared by a stack (checked): d, k, embedding, n, batch, steps, eval_every, val_batches, gamma, bias,
 dropout. Free per run: seed, tau, regularizer, lr, family and shift (isotropic, equal_weights,
 scale), clip_grad, plateau.
 
-Semantics a single run does not have:
+- Divergence. A run whose training loss or gradient is not finite at step s (counted from 0) is
+  masked out on the device from that step on: it keeps the state after s steps (steps_done = s,
+  diverged_step = s + 1). A run whose validation outputs are not finite after update s keeps the
+  state from before that update (steps_done = s - 1, diverged_step = s). Either way it leaves the
+  stack at that boundary, its checkpoint says "diverged" and a resume does not train it further.
+- Host syncs: one per validation interval (losses gathered, finiteness checked), none per step.
+- Checkpoints (one file per run, written atomically) at every validation boundary and at the end;
+  training resumes from them. An unreadable one is moved to `<name>.corrupt` and the run starts over.
+  Members whose checkpoints stand at different steps (a job killed between two members' writes) are
+  brought to a common step first, in sub-stacks, then trained together.
 - wall_time (metrics, TrainResult) is the stack's wall clock since train_stack started (plus the
-  member's time before a resume), not the run's own: time runs alone where it is the measurement.
-- With dropout > 0 the stack draws its dropout masks from one random stream (seeded like the first
-  member's), so a member's masks differ from its single run's: same distribution, other draws. A stack
-  with dropout is reproducible and resumes exactly when all its members checkpointed the same step.
-- Host syncs: one per validation interval (losses gathered, finiteness checked), none per step. A run
-  whose loss or gradient is not finite at step s (counted from 0) is masked out on the device from that step on, so
-  it keeps the state after s steps, as `train` does (diverged_step = s + 1, steps_done = s); it leaves
-  the stack at the next validation boundary.
-Members whose checkpoints stand at different steps (a job killed between two members' writes) are
-brought to a common step first, in sub-stacks, then trained together.
+  member's time before a resume): a run's own time where it trains alone.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import torch
 
 from . import _checks, stacked_math as sm
 from . import training as T
+from .atomic import durable_replace
 from .baselines import lloyd
 from .tasks import TaskBatch
 
@@ -47,15 +50,18 @@ SHARED = ("d", "k", "embedding", "n", "batch", "steps", "eval_every", "val_batch
 
 
 @dataclass
-class _Member:
+class Member:
+    """One run's state between stack steps: CPU tensors of its own, and its checkpoint file."""
+
     config: T.TrainConfig
     checkpoint: Path | None
     val: TaskBatch
     params: dict
     exp_avg: dict
     exp_avg_sq: dict
-    opt: torch.optim.Adam  # a stand-in holding lr (and param_groups) for the scheduler and the checkpoint
+    opt: torch.optim.Adam  # a stand-in holding lr (and param_groups) for the scheduler
     sched: object
+    rng: torch.Generator  # the run's dropout masks
     adam_step: int = 0
     rows: list = field(default_factory=list)
     step: int = 0
@@ -63,8 +69,7 @@ class _Member:
     diverged_step: int | None = None
     wall_before: float = 0.0
     resumed_from: int | None = None
-    rng_state: torch.Tensor | None = None
-    cuda_rng_state: torch.Tensor | None = None
+    wall_saved: float | None = None  # the wall time its checkpoint was last written with
 
     @property
     def lr(self) -> float:
@@ -85,67 +90,78 @@ def _check_stack(configs: list) -> list[T.TrainConfig]:
     return configs
 
 
-def _new_member(config: T.TrainConfig, checkpoint, val: TaskBatch | None, dtype) -> _Member:
+def new_member(config: T.TrainConfig, checkpoint=None, val: TaskBatch | None = None,
+               dtype=torch.float32) -> Member:
+    """A run at step 0 (its initial weights, validation set and dropout generator), or resumed from its
+    checkpoint when that exists."""
     model = T.build_model(config).to(dtype)
     params = {n: p.detach().clone() for n, p in model.named_parameters()}
     opt = torch.optim.Adam([torch.zeros(1, requires_grad=True)], lr=config.lr)
     sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=5) if config.plateau else None
-    val = val if val is not None else T.validation_tasks(config)
-    m = _Member(config=config, checkpoint=Path(checkpoint) if checkpoint is not None else None, val=val,
-                params=params, exp_avg={n: torch.zeros_like(p) for n, p in params.items()},
-                exp_avg_sq={n: torch.zeros_like(p) for n, p in params.items()}, opt=opt, sched=sched)
-    if m.checkpoint is not None and m.checkpoint.exists():
-        _load(m, dtype)
+    m = Member(config=config, checkpoint=Path(checkpoint) if checkpoint is not None else None,
+               val=val if val is not None else T.validation_tasks(config), params=params,
+               exp_avg={n: torch.zeros_like(p) for n, p in params.items()},
+               exp_avg_sq={n: torch.zeros_like(p) for n, p in params.items()}, opt=opt, sched=sched,
+               rng=torch.Generator().manual_seed(T.derived_seed(config.seed, *T.STREAM_DROPOUT)))
+    ckpt = _read_checkpoint(m.checkpoint)
+    if ckpt is not None:
+        _restore(m, ckpt, dtype)
     return m
 
 
-def _load(m: _Member, dtype) -> None:
-    """Resume from a `train` (or train_stack) checkpoint, read onto the CPU."""
-    ckpt = T.load_checkpoint(m.checkpoint, map_location="cpu")
+def _read_checkpoint(path: Path | None) -> dict | None:
+    """The checkpoint at path (read onto the CPU), or None: absent, or unreadable and moved aside."""
+    if path is None or not path.exists():
+        return None
+    try:
+        return T.load_checkpoint(path, map_location="cpu")
+    except T.CorruptCheckpointError as err:  # e.g. a disk that lost the tail: start over, keep the evidence
+        aside = path.with_name(path.name + T.CORRUPT_SUFFIX)
+        durable_replace(path, aside)
+        print(f"warning: {err}; moved it to {aside} and training from scratch", file=sys.stderr)
+        return None
+
+
+def _restore(m: Member, ckpt: dict, dtype) -> None:
     if ckpt["config"] != m.config.to_dict():
         diff = {k: (ckpt["config"].get(k), v) for k, v in m.config.to_dict().items() if ckpt["config"].get(k) != v}
         raise ValueError(f"{m.checkpoint} belongs to another configuration (checkpoint vs asked: {diff}); "
                          "delete it or use another path")
-    names = list(m.params)
-    m.params = {n: ckpt["model"][n].to(dtype) for n in names}
-    state = ckpt["optimizer"]["state"]
-    if state:
-        m.adam_step = int(state[0]["step"])
-        m.exp_avg = {n: state[i]["exp_avg"].to(dtype) for i, n in enumerate(names)}
-        m.exp_avg_sq = {n: state[i]["exp_avg_sq"].to(dtype) for i, n in enumerate(names)}
-    m.opt.param_groups[0]["lr"] = ckpt["optimizer"]["param_groups"][0]["lr"]
+    adam = ckpt["adam"]
+    m.params = {n: ckpt["model"][n].to(dtype) for n in m.params}
+    m.exp_avg = {n: adam["exp_avg"][n].to(dtype) for n in m.params}
+    m.exp_avg_sq = {n: adam["exp_avg_sq"][n].to(dtype) for n in m.params}
+    m.adam_step, m.opt.param_groups[0]["lr"] = adam["step"], ckpt["lr"]
     if m.sched is not None:
         m.sched.load_state_dict(ckpt["scheduler"])
     m.rows, m.step, m.wall_before = list(ckpt["metrics"]), ckpt["step"], ckpt["wall_time"]
     m.status, m.diverged_step, m.resumed_from = ckpt["status"], ckpt["diverged_step"], ckpt["step"]
-    m.rng_state, m.cuda_rng_state = ckpt.get("rng_state"), ckpt.get("cuda_rng_state")
+    m.rng.set_state(ckpt["rng_state"])
 
 
-def _save(m: _Member, wall: float) -> None:
-    """Writes exactly what train() writes, so that train() can resume it and model_from_checkpoint read it."""
+def _save(m: Member, wall: float) -> None:
+    """The run's checkpoint: `model` is a ClusterTransformer state_dict (model_from_checkpoint reads it)."""
     if m.checkpoint is None:
         return
-    names = list(m.params)
-    group = {**m.opt.state_dict()["param_groups"][0], "params": list(range(len(names)))}
-    scalar = torch.float64 if torch.get_default_dtype() == torch.float64 else torch.float32  # as Adam's "step"
-    state = {} if m.adam_step == 0 else {
-        i: {"step": torch.tensor(float(m.adam_step), dtype=scalar), "exp_avg": m.exp_avg[n],
-            "exp_avg_sq": m.exp_avg_sq[n]} for i, n in enumerate(names)}
     T.atomic_save({"format": T.CHECKPOINT_FORMAT, "config": m.config.to_dict(), "step": m.step,
-                   "model": dict(m.params), "optimizer": {"state": state, "param_groups": [group]},
+                   "model": dict(m.params), "lr": m.lr,
+                   "adam": {"step": m.adam_step, "exp_avg": dict(m.exp_avg), "exp_avg_sq": dict(m.exp_avg_sq)},
                    "scheduler": m.sched.state_dict() if m.sched else None, "metrics": m.rows, "wall_time": wall,
-                   "status": m.status, "diverged_step": m.diverged_step, "rng_state": torch.get_rng_state(),
-                   "cuda_rng_state": T.cuda_rng_state()}, m.checkpoint)
+                   "status": m.status, "diverged_step": m.diverged_step, "rng_state": m.rng.get_state()},
+                  m.checkpoint)
+    m.wall_saved = wall
 
 
-class _Stack:
+class Stack:
     """The device tensors of the members being trained together (index i = members[i])."""
 
-    def __init__(self, members: list[_Member], dev: torch.device, dtype, sampling_threads: int = 0):
+    STATE = ("params", "exp_avg", "exp_avg_sq")
+
+    def __init__(self, members: list[Member], dev: torch.device, dtype, sampling_threads: int = 0):
         self.members, self.dev, self.dtype = members, dev, dtype
         self.pool = ThreadPoolExecutor(sampling_threads) if sampling_threads > 0 else None
         self.prefetcher = ThreadPoolExecutor(1) if self.pool else None
-        self.ahead = None
+        self.ahead = self.before = None
         stack = lambda f: {n: torch.stack([f(m)[n] for m in members]).to(dev, dtype) for n in members[0].params}  # noqa: E731
         self.params = {n: p.requires_grad_() for n, p in stack(lambda m: m.params).items()}
         self.exp_avg, self.exp_avg_sq = stack(lambda m: m.exp_avg), stack(lambda m: m.exp_avg_sq)
@@ -165,6 +181,10 @@ class _Stack:
         with torch.no_grad():  # the one-Lloyd-step baseline of the relative loss: fixed per run
             self.val_base = torch.stack([sm.objective(X, lloyd(X, C, 1)[0]) for X, C in zip(self.val_X, self.val_C)])
 
+    @property
+    def dropout_generators(self) -> list[torch.Generator]:
+        return [m.rng for m in self.members]
+
     def keep(self, idx: list[int]) -> None:
         """Drops the members not in idx (finished or diverged): they cost nothing from here on."""
         sel = torch.tensor(idx, dtype=torch.long, device=self.dev)
@@ -178,7 +198,7 @@ class _Stack:
         if isinstance(self.is_ne, torch.Tensor):
             self.is_ne = take(self.is_ne)
 
-    def _sample(self, members: list[_Member], step: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def _sample(self, members: list[Member], step: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The training tasks of step `step` of every member (each from its own seed), stacked on the CPU."""
         def one(m):
             g = torch.Generator().manual_seed(T.derived_seed(m.config.seed, T.STREAM_TRAIN, step))
@@ -201,18 +221,23 @@ class _Stack:
             self.ahead = (step + 1, [id(m) for m in members], self.prefetcher.submit(self._sample, members, step + 1))
         return T.to_device(X, self.dev), T.to_device(C, self.dev)
 
-    def step(self, step: int) -> torch.Tensor:
-        """One training step of every member; returns the (R,) batch losses (on the device, no sync)."""
+    def step(self, step: int, keep_before: bool = False) -> torch.Tensor:
+        """One training step of every member; returns the (R,) batch losses (on the device, no sync).
+        keep_before: first keep a copy of the state this update replaces (see rollback)."""
         cfg0 = self.members[0].config
         X, C = self._tasks(step)
-        out = sm.forward(self.params, X, C, cfg0.embedding, cfg0.gamma, cfg0.dropout)
+        if keep_before:
+            self.before = ({key: {n: t.detach().clone() for n, t in getattr(self, key).items()} for key in self.STATE},
+                           self.adam_step.clone(), [m.rng.get_state() for m in self.members])
+        out = sm.forward(self.params, X, C, cfg0.embedding, cfg0.gamma, cfg0.dropout,
+                         self.dropout_generators if cfg0.dropout else None)
         loss = sm.smoothed_loss(X, out, self.tau, self.is_ne)
         names = list(self.params)
         grads = torch.autograd.grad(loss.sum(), [self.params[n] for n in names])
         norm = sm.grad_norm(grads)
         if self.any_clip:
             sm.clip_(list(grads), norm, self.clip, self.has_clip)
-        checked = loss.detach() + 0 * norm  # the loss, or nan when the gradient is not finite (as train())
+        checked = loss.detach() + 0 * norm  # the loss, or nan when the gradient is not finite (then so is the update)
         self.active &= torch.isfinite(checked)
         with torch.no_grad():
             sm.adam_([self.params[n] for n in names], grads, [self.exp_avg[n] for n in names],
@@ -221,7 +246,8 @@ class _Stack:
 
     @torch.no_grad()
     def relative_loss(self, chunk: int = 64) -> list[float]:
-        """training.relative_loss of every member (eval mode: no dropout); nan where an output is not finite."""
+        """The relative validation loss of every member (eval mode: no dropout): the mean over its
+        validation tasks of L(X, F(X, C)) / L(X, Lloyd1(X, C)); nan where an output is not finite."""
         cfg0 = self.members[0].config
         ratios, finite = [], torch.ones(len(self.members), dtype=torch.bool, device=self.dev)
         for s in range(0, self.val_X.shape[1], chunk):
@@ -238,83 +264,110 @@ class _Stack:
                 pool.shutdown(wait=True, cancel_futures=True)
 
     def write_back(self) -> None:
-        """Copies every member's state from the device into its _Member (CPU tensors of its own)."""
+        """Copies every member's state from the device into its Member (CPU tensors of its own)."""
         own = lambda t, i: t[i].detach().clone().cpu()  # noqa: E731
         steps = self.adam_step.tolist()
         for i, m in enumerate(self.members):
-            m.params = {n: own(p, i) for n, p in self.params.items()}
-            m.exp_avg = {n: own(t, i) for n, t in self.exp_avg.items()}
-            m.exp_avg_sq = {n: own(t, i) for n, t in self.exp_avg_sq.items()}
+            for key in self.STATE:
+                setattr(m, key, {n: own(t, i) for n, t in getattr(self, key).items()})
             m.adam_step = int(steps[i])
 
+    def rollback(self, i: int) -> None:
+        """Member i's state as it was before the last step taken with keep_before (after write_back)."""
+        state, adam_step, rng_states = self.before
+        m = self.members[i]
+        for key in self.STATE:
+            setattr(m, key, {n: t[i].clone().cpu() for n, t in state[key].items()})
+        m.adam_step = int(adam_step[i].item())
+        m.rng.set_state(rng_states[i])
 
-def _advance(members: list[_Member], until: int, dev, dtype, clock, bar, sampling_threads: int) -> None:
+
+def _advance(members: list[Member], until: int, dev, dtype, clock, bar, sampling_threads: int) -> None:
     """Trains members (all at the same step, status ok) up to step `until`, checkpointing each boundary."""
-    st = _Stack(members, dev, dtype, sampling_threads)
+    st = Stack(members, dev, dtype, sampling_threads)
     try:
         _train_to(st, until, clock, bar)
     finally:
         st.close()
 
 
-def _train_to(st: _Stack, until: int, clock, bar) -> None:
-    members = st.members
-    cfg = members[0].config
-    fresh = [i for i, m in enumerate(members) if m.step == 0 and not m.rows]
-    if fresh:
+def _train_to(st: Stack, until: int, clock, bar) -> None:
+    cfg = st.members[0].config
+    fresh = [i for i, m in enumerate(st.members) if m.step == 0 and not m.rows]
+    if fresh:  # the step-0 row: the untrained model's relative validation loss
         rel = st.relative_loss()
         for i in fresh:
-            members[i].rows.append(dict(step=0, train_loss=math.nan, rel_val_loss=rel[i], lr=members[i].config.lr,
-                                        wall_time=clock(members[i])))
-    step, pending = members[0].step, []
+            m = st.members[i]
+            m.rows.append(dict(step=0, train_loss=math.nan, rel_val_loss=rel[i], lr=m.config.lr, wall_time=clock(m)))
+    step, pending = st.members[0].step, []
     while st.members and step < until:
-        pending.append((st.step(step), time.perf_counter()))
+        is_eval = (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps
+        pending.append((st.step(step, keep_before=is_eval), time.perf_counter()))
         step += 1
-        is_eval = step % cfg.eval_every == 0 or step == cfg.steps
         if not (is_eval or step == until):
             continue
-        losses = torch.stack([loss for loss, _ in pending]).tolist()  # the one host sync of the interval
-        first = step - len(pending)
-        for i, m in enumerate(st.members):
-            for t, (values, (_, now)) in enumerate(zip(losses, pending)):
-                if not math.isfinite(values[i]):  # masked on the device from this step: state of step first + t
-                    m.status, m.diverged_step, m.step = "diverged", first + t + 1, first + t
-                    break
-                m.rows.append(dict(step=first + t + 1, train_loss=values[i], rel_val_loss=math.nan, lr=m.lr,
-                                   wall_time=now - clock.start + m.wall_before))
-            else:
-                m.step = step
+        why = dict.fromkeys(_record_losses(st, pending, step, clock), "loss")
+        if bar is not None:
+            bar.update(len(st.members) * len(pending))
         pending = []
-        if is_eval:
-            rel = st.relative_loss()
-            for i, m in enumerate(st.members):
-                if m.status != "ok":
-                    continue
-                m.rows[-1]["rel_val_loss"] = rel[i]
-                if not math.isfinite(rel[i]):  # the model now maps validation tasks to non-finite centers
-                    m.status, m.diverged_step = "diverged", step
-                elif m.sched is not None:
-                    m.sched.step(rel[i])
-                    st.lr[i] = m.lr
-                    m.rows[-1]["lr"] = m.lr
         st.write_back()
-        for m in st.members:
-            if m.status != "ok":
-                print(f"training diverged at step {m.diverged_step}: non-finite loss; kept the state of step "
+        if is_eval:
+            why.update(dict.fromkeys(_validate(st, step), "validation output"))
+        for i, m in enumerate(st.members):
+            if i in why:
+                print(f"training diverged at step {m.diverged_step}: non-finite {why[i]}; kept the state of step "
                       f"{m.step} ({m.checkpoint or m.config.seed})", file=sys.stderr)
             _save(m, clock(m))
-        if bar is not None:
-            bar.update(len(st.members) * len(losses))
         ok = [i for i, m in enumerate(st.members) if m.status == "ok"]
         if len(ok) < len(st.members):
             st.keep(ok)
+
+
+def _record_losses(st: Stack, pending: list, step: int, clock) -> list[int]:
+    """The interval's losses into each member's rows (the one host sync of the interval); a member
+    with a non-finite one is diverged at the first (masked on the device from there on). Returns the
+    members that diverged here."""
+    losses = torch.stack([loss for loss, _ in pending]).tolist()
+    first, diverged = step - len(pending), []
+    for i, m in enumerate(st.members):
+        for t, (values, (_, now)) in enumerate(zip(losses, pending)):
+            if not math.isfinite(values[i]):  # the state of step first + t
+                m.status, m.diverged_step, m.step = "diverged", first + t + 1, first + t
+                diverged.append(i)
+                break
+            m.rows.append(dict(step=first + t + 1, train_loss=values[i], rel_val_loss=math.nan, lr=m.lr,
+                               wall_time=now - clock.start + m.wall_before))
+        else:
+            m.step = step
+    return diverged
+
+
+def _validate(st: Stack, step: int) -> list[int]:
+    """Relative validation loss of the members still ok, the plateau schedulers; a member whose
+    validation outputs are not finite goes back to the state before this update (st.rollback)."""
+    rel, diverged = st.relative_loss(), []
+    for i, m in enumerate(st.members):
+        if m.status != "ok":
+            continue
+        if not math.isfinite(rel[i]):
+            st.rollback(i)
+            m.rows.pop()
+            m.status, m.diverged_step, m.step = "diverged", step, step - 1
+            diverged.append(i)
+            continue
+        m.rows[-1]["rel_val_loss"] = rel[i]
+        if m.sched is not None:
+            m.sched.step(rel[i])
+            st.lr[i] = m.lr
+            m.rows[-1]["lr"] = m.lr
+    return diverged
 
 
 class _Clock:
     def __init__(self):
         self.start = time.perf_counter()
 
-    def __call__(self, m: _Member) -> float:
+    def __call__(self, m: Member) -> float:
         return time.perf_counter() - self.start + m.wall_before
 
 
@@ -324,12 +377,12 @@ def train_stack(configs: list, checkpoints: list | None = None, val_tasks: list 
     """Trains R runs together (see the module docstring); returns one TrainResult per config, in order.
 
     checkpoints: one path per config (or None): written at every validation boundary and at the end,
-    resumed from when present, exactly like train(config, checkpoint=path). val_tasks: one TaskBatch
-    per config (default: each run's validation_tasks). max_steps stops early (tests of interruption).
-    dtype: of parameters, optimizer state and tasks (float64 for the equivalence tests).
-    sampling_threads: threads that draw the members' tasks (on the CPU, by their own generators, so the
-    tasks do not depend on it) while the device trains on the previous step's; default: the CPU's cores
-    on CUDA, 0 (in the training thread, no look-ahead) on the CPU, where they would compete for cores.
+    resumed from when present. val_tasks: one TaskBatch per config (default: each run's
+    validation_tasks). max_steps stops early (tests of interruption); the checkpoints then resume to
+    the identical end state. dtype: of parameters, optimizer state and tasks (float64 for the
+    equivalence tests). sampling_threads: threads that draw the members' tasks (on the CPU, by their
+    own generators, so the tasks do not depend on it) while the device trains on the previous step's;
+    default: the CPU's cores on CUDA, 0 (in the training thread, no look-ahead) on the CPU.
     """
     configs = _check_stack(configs)
     R = len(configs)
@@ -347,46 +400,47 @@ def train_stack(configs: list, checkpoints: list | None = None, val_tasks: list 
     if dev.type == "cuda":
         T.deterministic_cuda()
     if sampling_threads is None:
-        sampling_threads = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) \
-            if dev.type == "cuda" else 0
+        sampling_threads = len(os.sched_getaffinity(0)) if dev.type == "cuda" else 0
     _checks.positive_int("sampling_threads", sampling_threads, minimum=0)
-    members = [_new_member(c, (checkpoints or [None] * R)[i], (val_tasks or [None] * R)[i], dtype)
+    members = [new_member(c, (checkpoints or [None] * R)[i], (val_tasks or [None] * R)[i], dtype)
                for i, c in enumerate(configs)]
     end = configs[0].steps if max_steps is None else min(configs[0].steps, max_steps)
-    clock = _Clock()
-    bar = None
-    todo = sum(max(0, end - m.step) for m in members if m.status == "ok")
-    if progress and todo:
-        from tqdm.auto import tqdm
-
-        c = configs[0]
-        bar = tqdm(total=todo, file=sys.stderr, mininterval=1.0, unit="run-step",
-                   desc=f"stack of {R}: {c.embedding} d={c.d} k={c.k} n={c.n}")
-    with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
-        torch.manual_seed(T.derived_seed(configs[0].seed, T.STREAM_INIT, 1))  # dropout, if enabled
-        first = members[0]
-        if first.rng_state is not None:
-            torch.set_rng_state(first.rng_state.cpu())
-        if dev.type == "cuda" and first.cuda_rng_state is not None:
-            torch.cuda.set_rng_state(first.cuda_rng_state.cpu(), dev)
-        while True:
-            live = [m for m in members if m.status == "ok" and m.step < end]
-            if not live:
-                break
-            low = min(m.step for m in live)
-            ahead = sorted({m.step for m in live if m.step > low})
-            _advance([m for m in live if m.step == low], ahead[0] if ahead else end, dev, dtype, clock, bar,
-                     sampling_threads)
-        for m in members:  # a member that had nothing left to train still gets its final checkpoint written
-            if m.checkpoint is not None and not m.checkpoint.exists():
-                _save(m, clock(m))
+    clock, bar = _Clock(), _progress_bar(members, end) if progress else None
+    while True:
+        live = [m for m in members if m.status == "ok" and m.step < end]
+        if not live:
+            break
+        low = min(m.step for m in live)
+        ahead = sorted({m.step for m in live if m.step > low})
+        _advance([m for m in live if m.step == low], ahead[0] if ahead else end, dev, dtype, clock, bar,
+                 sampling_threads)
+    for m in members:  # a member that had nothing left to train still gets its final checkpoint written
+        if m.checkpoint is not None and not m.checkpoint.exists():
+            _save(m, clock(m))
     if bar is not None:
         bar.close()
-    results = []
-    for m in members:
-        model = T.build_model(m.config).to(dtype)
-        model.load_state_dict(m.params)
-        results.append(T.TrainResult(config=m.config, model=model.to(dev), metrics=T._metrics_frame(m.rows),
-                                     status=m.status, steps_done=m.step, diverged_step=m.diverged_step,
-                                     wall_time=clock(m), device=str(dev), resumed_from=m.resumed_from))
-    return results
+    return [_result(m, dev, dtype, clock) for m in members]
+
+
+def _progress_bar(members: list[Member], end: int):
+    todo = sum(max(0, end - m.step) for m in members if m.status == "ok")
+    if not todo:
+        return None
+    from tqdm.auto import tqdm
+
+    c = members[0].config
+    what = (f"{c.embedding}:{c.regularizer} d={c.d} k={c.k} tau={c.tau:g} lr={c.lr:g} n={c.n} seed={c.seed}"
+            if len(members) == 1 else f"stack of {len(members)}: {c.embedding} d={c.d} k={c.k} n={c.n}")
+    return tqdm(total=todo, file=sys.stderr, mininterval=1.0, unit="run-step", desc=what)
+
+
+def _result(m: Member, dev, dtype, clock) -> T.TrainResult:
+    model = T.build_model(m.config).to(dtype)
+    model.load_state_dict(m.params)
+    if m.wall_saved is not None:  # what its checkpoint says
+        wall = m.wall_saved
+    else:
+        wall = m.wall_before if m.resumed_from is not None and m.step == m.resumed_from else clock(m)
+    return T.TrainResult(config=m.config, model=model.to(dev), metrics=T._metrics_frame(m.rows), status=m.status,
+                         steps_done=m.step, diverged_step=m.diverged_step, wall_time=wall, device=str(dev),
+                         resumed_from=m.resumed_from)

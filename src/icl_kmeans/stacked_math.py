@@ -30,23 +30,27 @@ def _linear(Z: torch.Tensor, params: dict, name: str) -> torch.Tensor:
     return out.reshape(R, B, m, -1)
 
 
-def _attention(params: dict, mu: int, Z, Zk, g: float, dropout: float) -> torch.Tensor:
+def _attention(params: dict, mu: int, Z, Zk, g: float, dropout: float, generators) -> torch.Tensor:
     """A(Z, Z'; theta_mu) for every run: softmax_j(-g ||Q z_i - K z'_j||^2) V z'_j."""
     q, k, v = (_linear(T, params, f"heads.{mu}.{P}") for T, P in ((Z, "Q"), (Zk, "K"), (Zk, "V")))
     R, B = Z.shape[:2]
     fold = lambda t: t.reshape(R * B, *t.shape[2:])  # noqa: E731  run dim into the batch dim
-    return soft_distance_attention(fold(q), fold(k), fold(v), g, fused=True, dropout=dropout).reshape(q.shape)
+    return soft_distance_attention(fold(q), fold(k), fold(v), g, fused=True, dropout=dropout,
+                                   generators=generators).reshape(q.shape)
 
 
 def forward(params: dict, X: torch.Tensor, C: torch.Tensor, embedding: str, gamma: float,
-            dropout: float = 0.0) -> torch.Tensor:
-    """F(X, C) of each run: X (R, B, n, d), C (R, B, k, d) -> centers (R, B, k, d) (SPEC 4, one layer)."""
+            dropout: float = 0.0, generators: list | None = None) -> torch.Tensor:
+    """F(X, C) of each run: X (R, B, n, d), C (R, B, k, d) -> centers (R, B, k, d) (SPEC 4, one layer).
+
+    generators: with dropout, one CPU generator per run, the only source of that run's masks."""
     R, B, n, d = X.shape
     X_bar, C_bar = embed(X.reshape(R * B, n, d), C.reshape(R * B, -1, d), embedding)
     X_bar, C_bar = X_bar.reshape(R, B, n, -1), C_bar.reshape(R, B, C.shape[2], -1)
     g = gamma / math.sqrt(X_bar.shape[-1])
-    X_next = X_bar + _attention(params, 0, X_bar, C_bar, g, dropout) + _attention(params, 1, X_bar, X_bar, g, dropout)
-    C_next = C_bar + _attention(params, 2, C_bar, X_next, g, dropout) + _attention(params, 3, C_bar, C_bar, g, dropout)
+    A = lambda mu, Z, Zk: _attention(params, mu, Z, Zk, g, dropout, generators)  # noqa: E731
+    X_next = X_bar + A(0, X_bar, C_bar) + A(1, X_bar, X_bar)
+    C_next = C_bar + A(2, C_bar, X_next) + A(3, C_bar, C_bar)
     return C_next[..., :d]
 
 

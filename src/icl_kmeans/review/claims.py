@@ -20,7 +20,9 @@ Conventions shared by the training claims (Figs 10, 14, 15; long tables of pipel
   attention that materialises the n x n distances and their softmax, as the paper timed it (the
   pipeline's fused attention is shown next to it, but not checked against the paper's numbers).
 - Multi-step claims (Figs 6, 8) use the mean over test tasks of log L(X, C(t)) (metric log_objective),
-  median over seeds, at t = 1 and at the last step t = T.
+  median over seeds, at t = 1 and at the last step t = T. A seed whose value there is not finite (a
+  model that maps the test tasks to NaN or infinite centers) is never dropped from a median: the claim
+  FAILs and its detail names the curve and the seeds (class NonFinite).
 """
 
 from __future__ import annotations
@@ -164,8 +166,21 @@ def steps_to(df: pd.DataFrame, keys: list[str], threshold: float) -> pd.DataFram
     return pd.DataFrame(rows, columns=keys + ["curve", "steps", "M", "censored"])
 
 
+class NonFinite(Exception):
+    """Multi-step values that are not finite: the claim reading them FAILs (check() says which)."""
+
+
+def _finite_or_fail(at: pd.DataFrame, what: str) -> None:
+    bad = at[~np.isfinite(at["value"].astype(float))]
+    if len(bad):
+        names = "; ".join(f"{curve} (seed {', '.join(str(s) for s in sorted(g['seed'].unique())) if 'seed' in g else '?'})"
+                          for curve, g in bad.groupby("curve"))
+        raise NonFinite(f"non-finite log-objective {what}: {names}")
+
+
 def multistep_at(df: pd.DataFrame, t: int | None, **where) -> pd.DataFrame:
-    """Median over seeds of log_objective at step t (None: the last t) per curve, with the filters."""
+    """Median over seeds of log_objective at step t (None: the last t) per curve, with the filters.
+    Raises NonFinite when any seed's value is not finite."""
     sub = df[df["metric"] == "log_objective"]
     for k, v in where.items():
         sub = sub[sub[k].isin(v if isinstance(v, (list, tuple, set)) else [v])]
@@ -175,6 +190,7 @@ def multistep_at(df: pd.DataFrame, t: int | None, **where) -> pd.DataFrame:
     at = sub[sub["t"] == tt]
     if at.empty:
         raise NotRun(f"no log_objective at t={tt} for {where}")
+    _finite_or_fail(at, f"at t={tt} for {where}")
     return at.groupby("curve")["value"].median().rename(f"t={tt}")
 
 
@@ -183,7 +199,9 @@ def lloyd_at(df: pd.DataFrame, testset: str, t: int | None = None) -> float:
     if base.empty:
         raise NotRun(f"no Lloyd baseline on test set {testset}")
     tt = int(base["t"].max()) if t is None else t
-    return float(base.loc[base["t"] == tt, "value"].median())
+    at = base[base["t"] == tt]
+    _finite_or_fail(at, f"of Lloyd's at t={tt} on {testset}")
+    return float(at["value"].median())
 
 
 def _curves_str(series: pd.Series) -> str:
@@ -524,6 +542,8 @@ def check(results=RESULTS, settings: dict | None = None) -> pd.DataFrame:
             r.measured, r.status, r.detail = measured, PASS if ok else FAIL, detail
         except NotRun as e:
             r.status, r.detail = NOT_RUN, str(e)
+        except NonFinite as e:
+            r.measured, r.status, r.detail = "non-finite", FAIL, str(e)
         except Exception as e:  # noqa: BLE001 -- a broken rule is reported, never hidden
             r.status, r.detail = ERROR, f"error while checking: {type(e).__name__}: {e}"
         out.append(r)
