@@ -14,6 +14,15 @@ validate(config, "workflow/schemas/config.schema.yaml", set_default=False)
 
 
 include: "workflow/rules/common.smk"
+
+
+# A subset (config key subset) works in its own folder: <subset_dir>/results/, never beside a whole
+# preset's results/.
+if S["subset"]:
+
+    workdir: str(REPO / S["subset_dir"])
+
+
 include: "workflow/rules/tasks.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"

@@ -59,8 +59,6 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     _train_parser(sub)
     sub.add_parser("bench", help="benchmark training step time and attention memory", add_help=False)
-    sub.add_parser("spotcheck", help="train a few cells of a figure at a preset's full scale and check the claims",
-                   add_help=False)
     sub.add_parser("install-slurm-profile", help="make `--profile slurm` resolve to the shipped profile",
                    add_help=False)
     argv = sys.argv[1:] if argv is None else argv
@@ -68,10 +66,6 @@ def main(argv=None) -> int:
         from .bench import main as bench_main
 
         return bench_main(argv[1:]) or 0
-    if argv and argv[0] == "spotcheck":
-        from .review.spotcheck import main as spotcheck_main
-
-        return spotcheck_main(argv[1:])
     if argv and argv[0] == "install-slurm-profile":
         from .slurm_profile import main as profile_main
 

@@ -13,7 +13,7 @@ rule evaluate_multistep:
     log:
         f"{LOGS}/evaluate/{{fig}}.log",
     wildcard_constraints:
-        fig="|".join(EVAL_KINDS["multistep"]),
+        fig="|".join(EVAL_KINDS["multistep"]) or "(?!)",
     conda:
         "../../envs/torch.yaml"
     params:
@@ -31,7 +31,7 @@ rule evaluate_landscape:
     log:
         f"{LOGS}/evaluate/{{fig}}.log",
     wildcard_constraints:
-        fig="|".join(EVAL_KINDS["landscape"]),
+        fig="|".join(EVAL_KINDS["landscape"]) or "(?!)",
     conda:
         "../../envs/torch.yaml"
     params:
@@ -49,7 +49,7 @@ rule task_dissimilarity:
     log:
         f"{LOGS}/evaluate/{{fig}}.log",
     wildcard_constraints:
-        fig="|".join(EVAL_KINDS["dissimilarity"]),
+        fig="|".join(EVAL_KINDS["dissimilarity"]) or "(?!)",
     conda:
         "../../envs/torch.yaml"
     params:
@@ -64,7 +64,7 @@ rule profile_timing:
     log:
         f"{LOGS}/evaluate/{{fig}}.log",
     wildcard_constraints:
-        fig="|".join(EVAL_KINDS["profile"]),
+        fig="|".join(EVAL_KINDS["profile"]) or "(?!)",
     conda:
         "../../envs/torch.yaml"
     params:

@@ -12,8 +12,8 @@ REVIEW_CODE = [
     os.path.relpath(REPO / f"src/icl_kmeans/review/{m}.py")
     for m in ("manifest", "provenance")
 ]
-ENV_PINS = ["pyproject.toml"] + sorted(
-    os.path.relpath(p, REPO) for p in glob.glob(str(REPO / "envs" / "*.yaml"))
+ENV_PINS = [os.path.relpath(REPO / "pyproject.toml")] + sorted(
+    os.path.relpath(p) for p in glob.glob(str(REPO / "envs" / "*.yaml"))
 )
 # Ids of what the current settings produce (the manifest marks files of other configurations).
 MANIFEST_KNOWN = dict(
@@ -60,7 +60,7 @@ rule review:
     params:
         results="results",
         out="results/review",
-        captions="workflow/report",
+        captions=str(REPO / "workflow" / "report"),
     script:
         "../scripts/review.py"
 
@@ -68,7 +68,7 @@ rule review:
 rule bundle:
     input:
         manifest=rules.manifest.output,
-        config="config.yaml",
+        config=os.path.relpath(REPO / "config.yaml"),
         pins=ENV_PINS,
     output:
         "results/bundle.tar.gz",
@@ -79,6 +79,6 @@ rule bundle:
     params:
         results=lambda wildcards, output: os.path.dirname(output[0]),
         settings=lambda wildcards: S,
-        presets="workflow/presets",
+        presets=str(REPO / "workflow" / "presets"),
     script:
         "../scripts/bundle.py"

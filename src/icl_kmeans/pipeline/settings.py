@@ -10,6 +10,9 @@ import jsonschema
 import yaml
 
 
+SUBSET_SEEDS = 3  # seeds of a subset run unless `seeds` is given (the paper's first three)
+
+
 class ConfigError(ValueError):
     pass
 
@@ -49,4 +52,6 @@ def resolve(config: dict, workflow_dir: str | Path) -> dict:
     settings.update(config)
     settings["preset"] = preset
     settings["overrides"] = sorted(k for k in config if k != "preset")
+    if settings.get("subset") and "seeds" not in config:  # a subset trains the preset's first seeds
+        settings["seeds"] = settings["seeds"][:SUBSET_SEEDS]
     return settings

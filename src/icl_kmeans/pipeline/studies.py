@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 from ..constants import EMBEDDINGS, FAMILIES, REGULARIZERS
+from .subset import select as select_subset
 
 SIX = [(e, r) for e in EMBEDDINGS for r in REGULARIZERS]
 
@@ -109,6 +110,7 @@ class Studies:
     runs: dict = field(default_factory=dict)  # run id -> config
     training: dict = field(default_factory=dict)  # figure -> [Curve]
     evaluations: dict = field(default_factory=dict)  # figure -> evaluation spec (plain dict)
+    subset: list = field(default_factory=list)  # the settings' subset, parsed (empty: the whole preset)
 
     def add(self, fig: str, facets: dict, **overrides) -> str:
         cfg = run_config(self.settings, **overrides)
@@ -123,6 +125,11 @@ class Studies:
             return sorted({c.run for c in self.training[fig]})
         spec = self.evaluations.get(fig, {})
         return sorted(set(spec.get("models", {}).values()) | {r for r in spec.get("runs", [])})
+
+    def targets(self) -> list[str]:
+        """The figures (and table1) these studies draw, in TARGETS order: all of them, or a subset's."""
+        have = set(self.training) | set(self.evaluations)
+        return [f for f in TARGETS if f in have]
 
     def distributions(self) -> dict:
         """distribution id -> distribution, over all runs (each has a validation set per seed)."""
@@ -296,6 +303,7 @@ def build(s: dict) -> Studies:
             ts["id"] = testset_id(ts)
         if "lloyd" in spec.get("baselines", ()):  # Lloyd's empty-cluster convention; reseed draws from eval_seed
             spec.update(lloyd_empty=s["lloyd_empty"], baseline_seed=s["eval_seed"])
+    select_subset(st, s.get("subset"))
     return st
 
 

@@ -1,6 +1,6 @@
 """`snakemake --cores all review`: the whole review, and a command line for use without Snakemake.
 
-    python -m icl_kmeans.review review [--results results] [--workers N]
+    python -m icl_kmeans.review review [--results results] [--workers N] [--workdir results/paper-scale]
     python -m icl_kmeans.review unpack results/bundle.tar.gz <clone>
 
 Decision on failures: the review target fails (non-zero exit) on any INTEGRITY problem -- a missing,
@@ -21,6 +21,7 @@ Writes under results/review/ (excluded from the manifest):
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from .manifest import PARQUET, ManifestError, read
 from .provenance import RESULTS, code_version, sha256_file
 from .rebuild import rebuild
 from .report import write_report
+from .tasksets import restore_task_sets
 from .verify import Finding, stale_notes, verify
 
 
@@ -71,6 +73,12 @@ def run_review(results=RESULTS, out=None, captions="workflow/report", workers: i
         return ReviewResult(False, problems=[str(e)])
     manifest_sha = sha256_file(results / PARQUET)
     echo(f"manifest {results / PARQUET}: {len(manifest)} artifacts, sha256 {manifest_sha}")
+    written, unwritten = restore_task_sets(manifest)
+    if written:
+        echo(f"task sets: {len(written)} missing ones written again from their manifest parameters "
+             "(checked against the manifest's sha256 below)")
+    for line in unwritten:
+        echo(f"task sets: {line}")
     findings: list[Finding] = verify(manifest, meta, results)
     notes = stale_notes(manifest)
     echo(f"verify: {len(findings)} mismatches against the manifest")
@@ -116,8 +124,10 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("review", help="verify, rebuild, check the claims, write the report")
     r.add_argument("--results", default=RESULTS)
-    r.add_argument("--captions", default="workflow/report")
+    r.add_argument("--captions", default=None, help="figure captions (default: workflow/report of this checkout)")
     r.add_argument("--workers", type=int, default=1)
+    r.add_argument("--workdir", default=None,
+                   help="review the results/ of this folder, e.g. results/paper-scale (a subset's subset_dir)")
     u = sub.add_parser("unpack", help="extract a results bundle into a clone of the repository")
     u.add_argument("bundle")
     u.add_argument("dest", nargs="?", default=".")
@@ -127,7 +137,10 @@ def main(argv=None) -> int:
 
         unpack(a.bundle, a.dest)
         return 0
-    return 0 if run_review(a.results, captions=a.captions, workers=a.workers).ok else 1
+    captions = Path(a.captions).resolve() if a.captions else Path(__file__).resolve().parents[3] / "workflow" / "report"
+    if a.workdir:
+        os.chdir(a.workdir)
+    return 0 if run_review(a.results, captions=captions, workers=a.workers).ok else 1
 
 
 if __name__ == "__main__":

@@ -32,9 +32,10 @@ from .provenance import RESULTS, canonical, code_version, digest, package_versio
 
 MANIFEST_VERSION = 1
 PARQUET, TSV, META = "manifest.parquet", "manifest.tsv", "manifest.json"
-# spotcheck: the paper-scale spot check (`python -m icl_kmeans spotcheck`), committed with the repository and
-# made outside the workflow, so it has no provenance sidecars and is not an artifact of a run
-EXCLUDED_DIRS = ("logs", "provenance", "review", "bundle_info", "spotcheck")
+# paper-scale: the working directory of subset runs (settings subset_dir), a results tree of its own with its
+# own manifest; spotcheck: the earlier paper-scale spot check, committed, made outside the workflow (no
+# provenance sidecars), kept as a record until the subset runs replace it
+EXCLUDED_DIRS = ("logs", "provenance", "review", "bundle_info", "paper-scale", "spotcheck")
 EXCLUDED_FILES = (PARQUET, TSV, META, "bundle.tar.gz", "README.md")
 EXCLUDED_SUFFIXES = (".tmp", ".resume", ".corrupt")
 

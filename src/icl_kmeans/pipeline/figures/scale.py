@@ -11,6 +11,7 @@ import functools
 from pathlib import Path
 
 from .. import settings as settings_mod
+from ..subset import describe as describe_subset
 
 TRAINING = ("fig2", "fig4", "fig10", "fig11", "fig13", "fig14", "fig15", "fig16", "fig17")
 MULTISTEP = ("fig6", "fig7", "fig8", "fig12", "fig18", "fig_em")
@@ -23,7 +24,7 @@ WORKFLOW_DIR = Path(__file__).resolve().parents[4] / "workflow"  # the checkout'
 # How a run was trained (settings key `training`; a missing key means plain, the choice before the key existed).
 TRAINING_NAMES = {"plain": "plain Adam",
                   "reference": "reference training (plateau, bias, dropout 0.01)"}
-SCALE_KEYS = ("preset", "overrides", "seeds", "steps", "lr_sweep_steps", "n_points", "n", "batch", "eval_every",
+SCALE_KEYS = ("preset", "overrides", "subset", "seeds", "steps", "lr_sweep_steps", "n_points", "n", "batch", "eval_every",
               "val_batches", "training", "headline_cells", "fig13_train_n", "fig17_train_n", "fig12_eval_n", "fig_em_n", "eval_tasks",
               "eval_steps", "landscape_resolution", "landscape_tasks", "fig9_tasks_per_family",
               "fig19_tasks_per_family", "profile_d", "profile_k", "table1_k", "profile_n", "profile_batch",
@@ -102,9 +103,14 @@ def scale_line(fig: str, settings: dict) -> str:
     """'quick preset: plain Adam, 3 seeds, M=150, n=128, B=8, ... [paper: reference training ..., 10 seeds, ...]'."""
     preset = settings.get("preset", "?")
     line = f"{preset} preset: " + ", ".join(_scale_parts(fig, settings))
+    if settings.get("subset"):  # only what was trained is drawn: say which cells and seeds
+        where = "paper scale" if preset == "paper" else f"{preset} preset"
+        seeds = settings["seeds"] if isinstance(settings["seeds"], int) else ", ".join(map(str, settings["seeds"]))
+        line = (f"{where}, subset: {describe_subset(settings['subset'])} (seeds {seeds}): "
+                + ", ".join(_scale_parts(fig, settings)))
     if preset != "paper":
         line += " [paper: " + ", ".join(_scale_parts(fig, paper_settings())) + "]"
-    overrides = settings.get("overrides") or []
+    overrides = [k for k in settings.get("overrides") or [] if k not in ("subset", "subset_dir")]
     if overrides:
         line += "; overridden: " + ", ".join(overrides)
     return line
