@@ -104,7 +104,7 @@ def _assert_same(got, want, rtol=1e-9):
         torch.testing.assert_close(a, b_, rtol=rtol, atol=rtol * b_.abs().max().item())
 
 
-@pytest.mark.parametrize("e", [4, 7, 10, 16])  # q' widths 5, 8, 11, 17: padded to 8, 8, 16, 24
+@pytest.mark.parametrize("e", [4, 7, 10, 16])  # q' widths 5, 8, 11, 17: padded to 16, 16, 16, 24 on the CPU
 def test_padded_sdpa_widths_give_the_unpadded_values_and_gradients(monkeypatch, e):
     import icl_kmeans.attention as att
 
@@ -118,8 +118,9 @@ def test_padded_sdpa_widths_give_the_unpadded_values_and_gradients(monkeypatch, 
     monkeypatch.setattr(F, "scaled_dot_product_attention", recording)
     q, k, v = _qkv(2, FUSED_MIN_TOKENS + 5, FUSED_MIN_TOKENS + 9, e)
     padded = _values_and_grads(lambda: soft_distance_attention(q, k, v, 0.3), q, k, v)
-    assert widths == [(-(-(e + 1) // 8) * 8,) * 3]
+    assert widths == [(max(16, -(-(e + 1) // 8) * 8),) * 3]
     monkeypatch.setattr(att, "SDPA_WIDTH_MULTIPLE", 1)  # the widths before issue 18
+    monkeypatch.setattr(att, "SDPA_MIN_WIDTH_CPU", 0)
     _assert_same(padded, _values_and_grads(lambda: soft_distance_attention(q, k, v, 0.3), q, k, v))
     assert widths[-1] == (e + 1,) * 3
     _assert_same(padded, _values_and_grads(lambda: soft_distance_attention(q, k, v, 0.3, fused=False), q, k, v))
@@ -136,6 +137,7 @@ def test_tiled_dropout_kernel_gives_the_sdpa_paths_values_and_gradients(monkeypa
     tiled = _values_and_grads(lambda: soft_distance_attention(q, k, v, 0.4, dropout=0.05), q, k, v)
     monkeypatch.setattr(att, "CPU_DROPOUT_KERNEL", "sdpa")  # the path before issue 18
     monkeypatch.setattr(att, "SDPA_WIDTH_MULTIPLE", 1)
+    monkeypatch.setattr(att, "SDPA_MIN_WIDTH_CPU", 0)
     _assert_same(tiled, _values_and_grads(lambda: soft_distance_attention(q, k, v, 0.4, dropout=0.05), q, k, v))
     _assert_same(tiled, _values_and_grads(lambda: _materialised_with_mask(q, k, v, 0.4, 0.05, seed=11), q, k, v))
 

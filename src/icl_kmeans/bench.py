@@ -206,12 +206,12 @@ def _attention_before_issue18():
     """The CPU attention path as it was before issue 18 (attention.py keeps it selectable)."""
     from . import attention
 
-    saved = attention.SDPA_WIDTH_MULTIPLE, attention.CPU_DROPOUT_KERNEL
-    attention.SDPA_WIDTH_MULTIPLE, attention.CPU_DROPOUT_KERNEL = 1, "sdpa"
+    saved = attention.SDPA_WIDTH_MULTIPLE, attention.SDPA_MIN_WIDTH_CPU, attention.CPU_DROPOUT_KERNEL
+    attention.SDPA_WIDTH_MULTIPLE, attention.SDPA_MIN_WIDTH_CPU, attention.CPU_DROPOUT_KERNEL = 1, 0, "sdpa"
     try:
         yield
     finally:
-        attention.SDPA_WIDTH_MULTIPLE, attention.CPU_DROPOUT_KERNEL = saved
+        attention.SDPA_WIDTH_MULTIPLE, attention.SDPA_MIN_WIDTH_CPU, attention.CPU_DROPOUT_KERNEL = saved
 
 
 def kernel_steps(n: int, batch: int, repeats: int, warmup: int, row, ratio) -> None:
