@@ -58,9 +58,9 @@ def soft_distance_attention(q, k, v, g: float, fused: bool = True, dropout: floa
 
     fused=True never materialises an m x p matrix with both m and p >= FUSED_MIN_TOKENS: those go
     through F.scaled_dot_product_attention on the augmented vectors (4-D, q', k' and v zero-padded to
-    one width, a multiple of 8), or, with dropout on the CPU, through the tiled kernel of
-    attention_cpu.py; smaller ones use the same augmented dot product with an explicit softmax.
-    fused=False materialises softmax(-g sqdist).
+    one width, a multiple of 8 and on the CPU at least 16), or, with dropout on the CPU, through the
+    tiled kernel of attention_cpu.py; smaller ones use the same augmented dot product with an explicit
+    softmax. fused=False materialises softmax(-g sqdist).
     """
     if not fused:
         w = torch.softmax(-g * sqdist(q, k), dim=-1)
@@ -109,9 +109,9 @@ def _fused_dropout_attention(q_aug, k_aug, v, p: float) -> torch.Tensor:
 
     The CPU flash kernel has no dropout (SDPA with dropout_p falls back to the math kernel, which builds
     the m x n weights and draws m x n random numbers). The tiled kernel (attention_cpu.py) zeroes the
-    dropped entries inside its tiles. With CPU_DROPOUT_KERNEL = "sdpa" instead, with W = softmax(S) and D the dropped
-    entries: dropout(W) @ v = (W @ v - sum_{(i,j) in D} W_ij v_j) / (1 - p). W @ v comes from the fused
-    kernel; the ~p m n dropped W_ij = exp(S_ij - lse_i) need the row log-sum-exp lse_i, differentiably.
+    dropped entries inside its tiles. With CPU_DROPOUT_KERNEL = "sdpa" instead, with W = softmax(S) and
+    D the dropped entries: dropout(W) @ v = (W @ v - sum_{(i,j) in D} W_ij v_j) / (1 - p). W @ v comes
+    from the fused kernel; the ~p m n dropped W_ij = exp(S_ij - lse_i) need the row log-sum-exp lse_i, differentiably.
     The same fused call gives it: an extra sink key whose score for query i is a constant c_i and whose
     value is a unit column of its own, plus a column of ones on the real keys. With w0_i the sink's
     weight and r_i = 1 - w0_i the real keys' (both read off the output), lse_i = c_i + log(r_i / w0_i)
