@@ -15,6 +15,8 @@ import math
 import torch
 import torch.nn.functional as F
 
+from .attention_cpu import tiled_attention
+
 
 def sqdist(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """Squared distances between rows: (..., m, e) x (..., p, e) -> (..., m, p)."""
@@ -28,6 +30,24 @@ def _augment(q: torch.Tensor, k: torch.Tensor, g: float) -> tuple[torch.Tensor, 
     return q_aug, k_aug
 
 
+def _pad_width(*tensors: torch.Tensor) -> list[torch.Tensor]:
+    """The tensors zero-padded on the last dimension to one width, a multiple of SDPA_WIDTH_MULTIPLE
+    (and at least SDPA_MIN_WIDTH_CPU on the CPU). SDPA's fused kernels need equal q, k, v widths on the
+    CPU, where the flash kernel is also much faster at a multiple of 8 than at odd widths (x1.6 at 16
+    against 11) and fastest at 16 among the widths up to 16; on CUDA, float32 needs a multiple of 4
+    (8 is safe) for the memory-efficient kernel, else SDPA takes the math kernel, which materialises m x p."""
+    width = -(-max(t.shape[-1] for t in tensors) // SDPA_WIDTH_MULTIPLE) * SDPA_WIDTH_MULTIPLE
+    if tensors[0].device.type == "cpu":
+        width = max(width, SDPA_MIN_WIDTH_CPU)
+    return [F.pad(t, (0, width - t.shape[-1])) for t in tensors]
+
+
+SDPA_WIDTH_MULTIPLE, SDPA_MIN_WIDTH_CPU = 8, 16  # 1, 0: the widths before issue 18 (the benchmark's reference)
+# The CPU's fused dropout path: "tiled" (attention_cpu.py, the mask applied inside the tiles) or "sdpa"
+# (the path before issue 18, kept as the benchmark's reference: SDPA with a sink key for the row
+# log-sum-exp, then the dropped entries subtracted).
+CPU_DROPOUT_KERNEL = "tiled"
+
 # Below this many queries or keys, a plain (batched) matmul + softmax beats the fused kernel on CPU,
 # and its (m x p) weight matrix is linear in the larger side anyway.
 FUSED_MIN_TOKENS = 128
@@ -38,8 +58,9 @@ def soft_distance_attention(q, k, v, g: float, fused: bool = True, dropout: floa
     """softmax_j(-g ||q_i - k_j||^2) v_j for q (B, m, e), k (B, p, e), v (B, p, e).
 
     fused=True never materialises an m x p matrix with both m and p >= FUSED_MIN_TOKENS: those go
-    through F.scaled_dot_product_attention on the augmented vectors (4-D, with v zero-padded to the
-    width of q' and k', which is what the flash kernel on CPU needs); smaller ones use the same
+    through F.scaled_dot_product_attention on the augmented vectors (4-D, q', k' and v zero-padded to
+    one width, a multiple of 8 and on the CPU at least 16), or, with dropout, through the tiled kernel
+    of attention_cpu.py on the CPU and SDPA with a sink key elsewhere; smaller ones use the same
     augmented dot product with an explicit softmax. fused=False materialises softmax(-g sqdist).
 
     generators: where the dropout masks come from. None: torch's global generator. A list of R CPU
@@ -61,8 +82,8 @@ def soft_distance_attention(q, k, v, g: float, fused: bool = True, dropout: floa
     if dropout and (generators is not None or q.device.type == "cpu"):
         return _fused_dropout_attention(q_aug, k_aug, v, dropout, generators)
     e = v.shape[-1]
-    v_pad = F.pad(v, (0, q_aug.shape[-1] - e))
-    out = F.scaled_dot_product_attention(q_aug.unsqueeze(-3), k_aug.unsqueeze(-3), v_pad.unsqueeze(-3),
+    q_pad, k_pad, v_pad = _pad_width(q_aug, k_aug, v)
+    out = F.scaled_dot_product_attention(q_pad.unsqueeze(-3), k_pad.unsqueeze(-3), v_pad.unsqueeze(-3),
                                          dropout_p=dropout, scale=1.0)
     return out.squeeze(-3)[..., :e]
 
@@ -107,9 +128,10 @@ def _fused_dropout_attention(q_aug, k_aug, v, p: float, generators=None) -> torc
     """dropout(softmax(q' k'^T), p) @ v without materialising the m x n weights (CPU).
 
     The CPU flash kernel has no dropout (SDPA with dropout_p falls back to the math kernel, which builds
-    the m x n weights and draws m x n random numbers). Instead, with W = softmax(S) and D the dropped
-    entries: dropout(W) @ v = (W @ v - sum_{(i,j) in D} W_ij v_j) / (1 - p). W @ v comes from the fused
-    kernel; the ~p m n dropped W_ij = exp(S_ij - lse_i) need the row log-sum-exp lse_i, differentiably.
+    the m x n weights and draws m x n random numbers). The tiled kernel (attention_cpu.py) zeroes the
+    dropped entries inside its tiles. With CPU_DROPOUT_KERNEL = "sdpa" instead, with W = softmax(S) and
+    D the dropped entries: dropout(W) @ v = (W @ v - sum_{(i,j) in D} W_ij v_j) / (1 - p). W @ v comes
+    from the fused kernel; the ~p m n dropped W_ij = exp(S_ij - lse_i) need the row log-sum-exp lse_i, differentiably.
     The same fused call gives it: an extra sink key whose score for query i is a constant c_i and whose
     value is a unit column of its own, plus a column of ones on the real keys. With w0_i the sink's
     weight and r_i = 1 - w0_i the real keys' (both read off the output), lse_i = c_i + log(r_i / w0_i)
@@ -121,6 +143,8 @@ def _fused_dropout_attention(q_aug, k_aug, v, p: float, generators=None) -> torc
     q2, k2, v2 = q_aug.reshape(-1, m, q_aug.shape[-1]), k_aug.reshape(-1, n, k_aug.shape[-1]), v.reshape(-1, n, e)
     b = q2.shape[0]
     flat = _dropped(b, m * n, p, generators).to(q2.device)  # drawn first and once: the fallback keeps it
+    if CPU_DROPOUT_KERNEL == "tiled" and q2.device.type == "cpu":
+        return tiled_attention(q2, k2, v2, flat, p).reshape(*lead, m, e)
     with torch.no_grad():
         c = (q2 @ k2[:, :SINK_SAMPLE].transpose(-1, -2)).amax(-1)
     wv, lse = _sink_attention(q2, k2, v2, c)
@@ -153,8 +177,10 @@ def _sink_attention(q2, k2, v2, c):
     b, n, e = v2.shape
     # widths: q', k' have e + 1 coordinates, the sink's score one more; v gets [v, 1, 0] on the real keys and
     # [0, 0, 1] on the sink; all are zero-padded to one width, a multiple of 4 (the CPU flash kernel needs
-    # equal widths and is several times slower at some odd ones)
-    width = -(-(e + 2) // 4) * 4
+    # equal widths and is several times slower at some odd ones) or, on CUDA, of 8 (float32's
+    # memory-efficient kernel; any other width would take the math kernel, quadratic in memory)
+    mult = 8 if q2.device.type == "cuda" else 4
+    width = -(-(e + 2) // mult) * mult
     q3 = F.pad(torch.cat([q2, c.detach().unsqueeze(-1)], -1), (0, width - e - 2))  # sink score for query i: c_i
     k3 = F.pad(k2, (0, width - e - 1))
     sink = k3.new_zeros(b, 1, width)

@@ -10,7 +10,11 @@ Prints one table with
 3. the peak resident memory of a fresh process that runs re-embedded clustering (2 steps, no grad)
    of one task with n = 65536 points, against the 4 GB target (an n x n float32 matrix is 17 GB);
 4. training throughput of stacked runs (train_stack) against one run at a time, in run-steps/s, for
-   R in {1, 4, 16, 64} at the quick and the paper size, on the CPU and on CUDA (bench_stack.py).
+   R in {1, 4, 16, 64} at the quick and the paper size, on the CPU and on CUDA (bench_stack.py);
+5. the paper-size training step on the CPU against the attention path before issue 18 (SDPA widths
+   not padded to a multiple of 8; dropout through SDPA with a sink key and a gather / scatter of the
+   dropped entries), interleaved, at d = 4, k = 6 and d = 32, k = 10, {OH, BN} x {NE, L2}, plain and
+   as the reference training (dropout 0.01, bias).
 Not a test: numbers depend on the machine. Threads default to all cores.
 """
 
@@ -71,14 +75,14 @@ def _straightforward_attention():
 
 
 def make_step(embedding: str, regularizer: str, d: int, k: int, n: int, batch: int, tau: float = 0.1,
-              fused: bool = True, straightforward: bool = False, dropout: float = 0.0):
+              fused: bool = True, straightforward: bool = False, dropout: float = 0.0, bias: bool = False):
     """One training step as train() does it: fresh tasks, forward, smoothed loss, backward, Adam."""
     from .losses import smoothed_kmeans_loss
     from .model import ClusterTransformer
     from .tasks import sample_tasks
 
     torch.manual_seed(0)
-    model = ClusterTransformer(d, k, embedding, fused=fused, dropout=dropout).train()
+    model = ClusterTransformer(d, k, embedding, fused=fused, dropout=dropout, bias=bias).train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     counter = iter(range(10**9))
 
@@ -194,6 +198,53 @@ def dropout_overhead(shape: dict, repeats: int, warmup: int, row, ratio, p: floa
         row(name, ms, "ms", f"slower than without dropout {ratio(ms, base)}" if ms is not base else "")
 
 
+KERNEL_TARGETS = {(4, 6): 1.5, (32, 10): 1.25}  # issue 18: step speed-up over the path before it
+
+
+@contextlib.contextmanager
+def _attention_before_issue18():
+    """The CPU attention path as it was before issue 18 (attention.py keeps it selectable)."""
+    from . import attention
+
+    saved = attention.SDPA_WIDTH_MULTIPLE, attention.SDPA_MIN_WIDTH_CPU, attention.CPU_DROPOUT_KERNEL
+    attention.SDPA_WIDTH_MULTIPLE, attention.SDPA_MIN_WIDTH_CPU, attention.CPU_DROPOUT_KERNEL = 1, 0, "sdpa"
+    try:
+        yield
+    finally:
+        attention.SDPA_WIDTH_MULTIPLE, attention.SDPA_MIN_WIDTH_CPU, attention.CPU_DROPOUT_KERNEL = saved
+
+
+def kernel_steps(n: int, batch: int, repeats: int, warmup: int, row, ratio) -> None:
+    """Section 5: training steps now vs before issue 18, interleaved (one round robin per shape and
+    training). With one torch thread the clock is the thread's CPU time (not inflated by other processes
+    on the cores), else wall time."""
+    one_thread = torch.get_num_threads() == 1
+    clock = time.thread_time if one_thread else time.perf_counter
+    print(f"5. CPU training step n={n} B={batch}: now vs the attention path before issue 18, interleaved, "
+          f"{'CPU time of the thread' if one_thread else 'wall time'}")
+    for (d, k), target in KERNEL_TARGETS.items():
+        for reference in (False, True):
+            fns = {}
+            for e, r in [(e, r) for e in ("OH", "BN") for r in REGULARIZERS]:
+                kw = dict(d=d, k=k, n=n, batch=batch, dropout=0.01 if reference else 0.0, bias=reference)
+                before = make_step(e, r, **kw)
+
+                def old(step=before):
+                    with _attention_before_issue18():
+                        step()
+
+                fns[f"{e}:{r} before"], fns[f"{e}:{r} now"] = old, make_step(e, r, **kw)
+            t = time_round_robin(fns, repeats, warmup, clock=clock)
+            label = "reference (dropout 0.01, bias)" if reference else "plain"
+            for name in fns:
+                if name.endswith(" now"):
+                    old_name = name.replace(" now", " before")
+                    gain = t[old_name].median / t[name].median
+                    row(f"d={d} k={k} {label[:9]} {name}", t[name], "ms",
+                        f"faster {ratio(t[old_name], t[name])} (before {t[old_name].median:.1f} ms); "
+                        f"target x{target}: {'met' if gain >= target else 'MISSED'}")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="icl_kmeans bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="fewer repeats and a smaller memory task (n=16384)")
@@ -206,9 +257,10 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads (default: all cores)")
     p.add_argument("--memory-n", type=int, default=None, help="points of the memory task (default 65536)")
     p.add_argument("--skip", nargs="*", default=[], choices=["steps", "straightforward", "fused", "memory", "dropout",
-                                                             "stack"],
+                                                             "stack", "kernels"],
                    help="parts to leave out")
-    p.add_argument("--only", nargs="*", default=None, choices=["steps", "fused", "dropout", "memory", "stack"],
+    p.add_argument("--only", nargs="*", default=None, choices=["steps", "fused", "dropout", "memory", "stack",
+                                                               "kernels"],
                    help="run only these parts")
     p.add_argument("--stack-r", nargs="+", type=int, default=[1, 4, 16, 64], help="stack sizes R of part 4")
     p.add_argument("--stack-shapes", nargs="+", default=["quick", "quick-d32", "paper"],
@@ -222,7 +274,7 @@ def main(argv=None) -> int:
     warmup = a.warmup or (2 if a.quick else 5)
     mem_n = a.memory_n or (16384 if a.quick else 65536)
     if a.only is not None:
-        a.skip = [part for part in ("steps", "straightforward", "fused", "dropout", "memory", "stack")
+        a.skip = [part for part in ("steps", "straightforward", "fused", "dropout", "memory", "stack", "kernels")
                   if part not in a.only]
     torch.set_num_threads(a.threads)
     shape = dict(d=a.d, k=a.k, n=a.n, batch=a.batch)
@@ -296,6 +348,8 @@ def main(argv=None) -> int:
                 print(f"  {label} run failed: {r['error']}")
             else:
                 row(f"peak RSS during the clustering ({label})", r["peak"] / 1e9, "GB", f"{r['seconds']:.1f} s")
+    if "kernels" not in a.skip:
+        kernel_steps(a.n, a.batch, repeats, warmup, row, ratio)
     if "stack" not in a.skip:
         from . import bench_stack
 
