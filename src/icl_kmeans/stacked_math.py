@@ -75,7 +75,7 @@ def objective(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
 def grad_norm(grads: list[torch.Tensor]) -> torch.Tensor:
     """The 2-norm of each run's whole gradient, (R,) (torch.nn.utils.get_total_norm per run)."""
     R = grads[0].shape[0]
-    return torch.stack([g.reshape(R, -1).pow(2).sum(-1) for g in grads]).sum(0).sqrt()
+    return torch.linalg.vector_norm(torch.cat([g.reshape(R, -1) for g in grads], 1), dim=1)
 
 
 @torch.no_grad()
@@ -98,6 +98,15 @@ def adam_(params: list, grads: list, exp_avg: list, exp_avg_sq: list, step: torc
     bc1 = 1 - BETA1 ** step
     bc2_sqrt = (1 - BETA2 ** step).sqrt()
     step_size = lr.to(step.dtype) / bc1
+    if active.device.type == "cpu" and bool(active.all()):  # the common case, in place (no sync on the CPU)
+        torch._foreach_lerp_(exp_avg, grads, 1 - BETA1)
+        torch._foreach_mul_(exp_avg_sq, BETA2)
+        torch._foreach_addcmul_(exp_avg_sq, grads, grads, value=1 - BETA2)
+        for p, m, v in zip(params, exp_avg, exp_avg_sq):
+            shape = (-1,) + (1,) * (p.dim() - 1)
+            denom = (v.sqrt() / bc2_sqrt.to(p.dtype).view(shape)).add_(EPS)
+            p.sub_(step_size.to(p.dtype).view(shape) * m / denom)
+        return
     for p, g, m, v in zip(params, grads, exp_avg, exp_avg_sq):
         shape = (-1,) + (1,) * (p.dim() - 1)
         on = active.view(shape)
