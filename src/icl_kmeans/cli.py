@@ -11,7 +11,7 @@ import sys
 def _train_parser(sub) -> None:
     from .training import TrainConfig
 
-    p = sub.add_parser("train", help="train one model (SPEC 7) and print its relative validation loss",
+    p = sub.add_parser("train", help="train one model (science.md §7) and print its relative validation loss",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     for f in dataclasses.fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")

@@ -1,4 +1,4 @@
-"""Training (SPEC 7, Algorithm 1): Adam on the smoothed k-means loss, fresh tasks every step.
+"""Training (science.md §7, Algorithm 1): Adam on the smoothed k-means loss, fresh tasks every step.
 
 A run is a pure function of its TrainConfig: model initialisation, the tasks of step s and the
 validation set come from seeds derived from (seed, stream, step), so a run resumed from a
@@ -220,7 +220,7 @@ def _metrics_frame(rows: list[dict]):
 def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = None, val_tasks: TaskBatch | None = None,
           device: str | None = "cpu", checkpoint_every: int | None = None, progress: bool = False,
           max_steps: int | None = None) -> TrainResult:
-    """Trains F_{d:k} per SPEC 7 and returns its metrics, one row per step.
+    """Trains F_{d:k} per science.md §7 and returns its metrics, one row per step.
 
     checkpoint: file written atomically every `checkpoint_every` steps (default eval_every) and at the
     end; if it exists, training resumes from it (its config must match); if it is unreadable (truncated),
