@@ -19,7 +19,7 @@ import pytest
 from icl_kmeans.pipeline import settings as settings_mod
 from icl_kmeans.review import claims as C
 from icl_kmeans.review import manifest as M
-from icl_kmeans.review import provenance as P
+from icl_kmeans.pipeline import provenance as P
 from icl_kmeans.review.rebuild import compare
 from icl_kmeans.review.verify import verify
 

@@ -238,7 +238,7 @@ def test_a_deleted_figure_is_rebuilt_alone_and_byte_identical(copy_of):
     png.unlink()
     proc = snakemake(repo, "results/figures/fig8.png", "--cores", "2", "--config", "preset=smoke")
     assert proc.returncode == 0, proc.stderr[-4000:]
-    assert _jobs_run(proc) == {"plot_fig8"}
+    assert _jobs_run(proc) == {"plot"}
     assert png.read_bytes() == before
 
 

@@ -1,4 +1,4 @@
-"""Command line: `python -m icl_kmeans {train,bench,install-slurm-profile} --help`."""
+"""Command line: `python -m icl_kmeans {train,bench,spotcheck} --help`."""
 
 from __future__ import annotations
 
@@ -61,8 +61,6 @@ def main(argv=None) -> int:
     sub.add_parser("bench", help="benchmark training step time and attention memory", add_help=False)
     sub.add_parser("spotcheck", help="train a few cells of a figure at a preset's full scale and check the claims",
                    add_help=False)
-    sub.add_parser("install-slurm-profile", help="make `--profile slurm` resolve to the shipped profile",
-                   add_help=False)
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "bench":
         from .bench import main as bench_main
@@ -72,10 +70,6 @@ def main(argv=None) -> int:
         from .review.spotcheck import main as spotcheck_main
 
         return spotcheck_main(argv[1:])
-    if argv and argv[0] == "install-slurm-profile":
-        from .slurm_profile import main as profile_main
-
-        return profile_main(argv[1:]) or 0
     args = parser.parse_args(argv)
     return _train(args)
 

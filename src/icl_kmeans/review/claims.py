@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .provenance import RESULTS
+from ..pipeline.provenance import RESULTS
 
 PASS, FAIL, NOT_RUN, ERROR = "PASS", "FAIL", "NOT-RUN", "ERROR"
 OH_BN = ("OH:NE", "OH:L2", "BN:NE", "BN:L2")

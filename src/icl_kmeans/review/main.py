@@ -29,7 +29,7 @@ import pandas as pd
 
 from . import claims as _claims
 from .manifest import PARQUET, ManifestError, read
-from .provenance import RESULTS, code_version, sha256_file
+from ..pipeline.provenance import RESULTS, code_version, sha256_file
 from .rebuild import rebuild
 from .report import write_report
 from .verify import Finding, stale_notes, verify

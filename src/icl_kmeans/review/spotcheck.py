@@ -78,7 +78,7 @@ def _train_one(args) -> str:
     run, config, seed, root, threads, device = args
     import torch
 
-    from ..pipeline.jobs import train_run
+    from ..pipeline.training_jobs import train_run
     from ..pipeline.studies import distribution, distribution_id
     from ..pipeline.taskfiles import write_validation_set
 
