@@ -1,4 +1,4 @@
-"""Classical baselines (SPEC 1): Lloyd's algorithm and EM, against slow reference implementations."""
+"""Classical baselines (science.md §1): Lloyd's algorithm and EM, against slow reference implementations."""
 
 import numpy as np
 import pytest

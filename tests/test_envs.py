@@ -75,7 +75,7 @@ def conda_pins(path: Path) -> dict[str, re.Match]:
 
 def test_env_files_exist():
     names = {p.stem for p in ENV_FILES}
-    assert {"torch", "plot", "review"} <= names, names
+    assert names == {"torch", "analysis"}, names
 
 
 @pytest.mark.parametrize("path", ENV_FILES, ids=lambda p: p.name)

@@ -126,7 +126,7 @@ def test_lloyd_baseline_empty_cluster_convention():
 def test_evaluation_job_uses_the_configured_lloyd_convention(tmp_path):
     import pyarrow.parquet as pq
 
-    from icl_kmeans.pipeline import eval_jobs, settings, studies
+    from icl_kmeans.pipeline import evaluation_jobs, settings, studies
     from icl_kmeans.pipeline.taskfiles import write_test_set
 
     from icl_kmeans import TrainConfig, train
@@ -144,7 +144,7 @@ def test_evaluation_job_uses_the_configured_lloyd_convention(tmp_path):
         path = tmp_path / convention / f"{ts['id']}.pt"
         path.parent.mkdir()
         write_test_set(ts, 20260101, path)
-        eval_jobs.multistep("fig6", spec, [1], [str(ckpt)], [str(path)], tmp_path / f"{convention}.parquet",
+        evaluation_jobs.multistep("fig6", spec, [1], [str(ckpt)], [str(path)], tmp_path / f"{convention}.parquet",
                             device="cpu")
         df = pq.read_table(tmp_path / f"{convention}.parquet").to_pandas()
         rows = df[(df.curve == "Lloyd") & (df.metric == "log_objective")].set_index("t")["value"]

@@ -1,4 +1,4 @@
-"""k-means objective, smoothed losses (SPEC 6), sparsemax, misclustering rate."""
+"""k-means objective, smoothed losses (science.md §6), sparsemax, misclustering rate."""
 
 import itertools
 

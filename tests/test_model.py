@@ -1,4 +1,4 @@
-"""The model (SPEC 2-5): embeddings, distance attention, the exact Lloyd construction (Theorem 2.1)."""
+"""The model (science.md §2-5): embeddings, distance attention, the exact Lloyd construction (Theorem 2.1)."""
 
 import math
 
@@ -116,7 +116,7 @@ def test_embedding_widths(d, k):
 @pytest.mark.parametrize("n", [40, FUSED_MIN_TOKENS + 30])
 @pytest.mark.parametrize("embedding", ["OH", "BN", "NA"])
 def test_fused_attention_equals_materialised(n, embedding):
-    """The augmented dot-product path (SPEC 3 identity) computes the same layer as softmax(-g sqdist)."""
+    """The augmented dot-product path (science.md §3 identity) computes the same layer as softmax(-g sqdist)."""
     d, k = 3, 4
     tasks = sample_tasks(2, n, d, k, seed=3, dtype=torch.float64)
     torch.manual_seed(0)
@@ -136,7 +136,7 @@ def test_fused_attention_equals_materialised(n, embedding):
 
 
 def test_one_layer_matches_spec_formula():
-    """forward() is SPEC 4 written out with explicit matrices and a materialised softmax."""
+    """forward() is science.md §4 written out with explicit matrices and a materialised softmax."""
     d, k, n = 3, 4, 20
     tasks = sample_tasks(2, n, d, k, seed=5, dtype=torch.float64)
     torch.manual_seed(1)

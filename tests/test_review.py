@@ -19,7 +19,7 @@ import pytest
 from icl_kmeans.pipeline import settings as settings_mod
 from icl_kmeans.review import claims as C
 from icl_kmeans.review import manifest as M
-from icl_kmeans.review import provenance as P
+from icl_kmeans.pipeline import provenance as P
 from icl_kmeans.review.rebuild import compare
 from icl_kmeans.review.verify import verify
 
@@ -282,7 +282,7 @@ def test_not_run_when_the_preset_lacks_the_data(tmp_path):
 
 
 def test_claim_3_compares_steps_when_each_d_has_its_own_M(tmp_path):
-    """SPEC 10, claim 3 is about steps. With d = 4 trained for M = 80 and d = 32 for M = 40 (as the quick
+    """science.md §10, claim 3 is about steps. With d = 4 trained for M = 80 and d = 32 for M = 40 (as the quick
     preset's headline cells are), BN lags OH by 30 steps at d = 4 and by 20 at d = 32: the gap shrinks.
     As fractions of M (30/80 < 20/40) it would seem to grow."""
     def rel(cell, curve, metric, step):

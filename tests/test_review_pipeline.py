@@ -19,8 +19,13 @@ import pytest
 
 from icl_kmeans.review.claims import CLAIMS, ERROR
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import headless_chromium  # noqa: E402
+
 pytestmark = pytest.mark.pipeline
 REPO = Path(__file__).resolve().parents[1]
+# Test artifacts (the report's screenshot) go here, outside the throw-away smoke repository.
+ARTIFACTS = Path(os.environ.get("ICL_KMEANS_TEST_ARTIFACTS", REPO / "test-artifacts"))
 GIT = ["git", "-c", "user.email=review@test", "-c", "user.name=review-test", "-c", "init.defaultBranch=main"]
 
 
@@ -164,7 +169,7 @@ def test_a_rebuilt_figure_that_differs_fails_the_review(copy_of):
     shutil.copy(repo / "results/figures/fig10.png", repo / "results/figures/fig2.png")
     side = repo / "results/provenance/figures/fig2.png.json"
     rec = json.loads(side.read_text())
-    from icl_kmeans.review.provenance import sha256_file
+    from icl_kmeans.pipeline.provenance import sha256_file
 
     rec["sha256"] = sha256_file(repo / "results/figures/fig2.png")
     rec["size"] = (repo / "results/figures/fig2.png").stat().st_size
@@ -238,7 +243,7 @@ def test_a_deleted_figure_is_rebuilt_alone_and_byte_identical(copy_of):
     png.unlink()
     proc = snakemake(repo, "results/figures/fig8.png", "--cores", "2", "--config", "preset=smoke")
     assert proc.returncode == 0, proc.stderr[-4000:]
-    assert _jobs_run(proc) == {"plot_fig8"}
+    assert _jobs_run(proc) == {"plot"}
     assert png.read_bytes() == before
 
 
@@ -254,3 +259,42 @@ def test_a_second_run_from_scratch_gives_identical_parquet_content(smoke_repo, t
         assert new.read_bytes() == (smoke_repo / rel).read_bytes(), rel
         compared += 1
     assert compared > 100, compared
+
+
+@pytest.fixture(scope="module")
+def review_report(smoke_repo) -> Path:
+    """results/review/report.html of the smoke run (written by the review test, or here if it ran alone)."""
+    page = smoke_repo / "results/review/report.html"
+    if not page.is_file():
+        proc = review(smoke_repo)
+        assert proc.returncode == 0, proc.stderr[-6000:]
+    return page
+
+
+@pytest.mark.skipif(headless_chromium.binary() is None,
+                    reason="headless Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)")
+def test_the_review_report_renders_in_headless_chromium(review_report):
+    page = headless_chromium.rendered(review_report)
+    assert page["title"].startswith("icl-kmeans review (smoke)"), page["title"]
+    assert "INTEGRITY VERIFIED" in page["text"] and "The paper's claims" in page["text"]
+    # every embedded figure (20; Table 1 is a table) decodes to a non-zero size, is more than one colour (a
+    # drawn figure, not a blank), and is shown on the page
+    assert len(page["images"]) == 20, len(page["images"])
+    bad = [img for img in page["images"] if not (img["width"] > 0 and img["height"] > 0 and img["colours"] > 1
+                                                  and img["shown_width"] > 0)]
+    assert not bad, bad
+    # the claims table: one row per claim, in the checker's order, each with its status
+    claims = [t for t in page["tables"] if t["header"][:3] == ["id", "status", "statement"]]
+    assert len(claims) == 1, [t["header"] for t in page["tables"]]
+    rows = claims[0]["rows"]
+    assert [r[0] for r in rows] == [c.id for c, _ in CLAIMS], rows
+    assert all(r[1] in ("PASS", "FAIL", "NOT-RUN") for r in rows), rows
+
+    shot = headless_chromium.screenshot(review_report, ARTIFACTS / "review-report.png")
+    from PIL import Image
+
+    with Image.open(shot) as im:
+        assert im.size == (1280, 3600), im.size
+        colours = im.convert("RGB").getcolors(maxcolors=1 << 20)
+    assert colours is None or len(colours) > 50, "the screenshot is (nearly) blank"
+    print(f"\n[chromium] screenshot of the review report: {shot}")

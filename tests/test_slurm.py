@@ -7,15 +7,17 @@ cluster (tests/slurm_cluster.py, ~1 s) and stops it afterwards.
 What runs through the cluster is chosen by ``WORKFLOW`` below:
 
 * ``"tiny"``: a self-contained stand-in workflow written into tmp_path whose
-  rules carry the pipeline's rule names (so the shipped profile's per-rule
-  GPU resources and the ``train`` group apply to it);
+  rules carry the pipeline's rule names and declare the resources the
+  pipeline's rules declare (one GPU for train and evaluate_multistep, the
+  ``train`` group);
 * ``"repo"``: the repository's own Snakefile with ``REPO_ARGS`` (the smoke
   preset), in a copy of the working tree.
 
-Either way ``snakemake --cores all --profile slurm`` runs exactly as a user
-would type it: the profile is installed with ``icl_kmeans.slurm_profile``
-into a temporary ``$XDG_CONFIG_HOME`` and found by its bare name, plus a
-test overlay (``--profile <tmp>/overlay``) with what only this cluster needs.
+Either way ``snakemake --cores all --profile workflow/profiles/slurm`` runs
+exactly as a user would type it in the repository root (the stand-in
+workflow, outside the repository, names the shipped profile by its absolute
+path), plus a test overlay (``--profile <tmp>/overlay``) with what only this
+cluster needs.
 """
 
 from __future__ import annotations
@@ -50,9 +52,9 @@ REPO_ARGS = [*REPO_TARGETS, "--config",
 TIMEOUT = 600 if WORKFLOW == "tiny" else 3600  # seconds, for each snakemake run
 # files under results/ not compared with the local run (wall-clock timings,
 # logs, rendered images whose bytes carry dates); the rest must be equal
-VOLATILE_FILES = ("logs/*", "provenance/*", "**/timing.parquet", "eval/fig1.parquet", "eval/table1.parquet",
-                  "tables/fig1.parquet", "tables/fig17.parquet", "tables/table1.*", "figures/fig1.*",
-                  "figures/fig17.*")
+VOLATILE_FILES = ("logs/*", "benchmarks/*", "provenance/*", "**/timing.parquet", "eval/fig1.parquet",
+                  "eval/table1.parquet", "tables/fig1.parquet", "tables/fig17.parquet", "tables/table1.*",
+                  "figures/fig1.*", "figures/fig17.*")
 VOLATILE_KEYS = {"device", "device_name", "hostname", "host", "slurm_job_id", "started", "finished",
                  "duration_s", "wall_time", "wall_time_s", "seconds", "timestamp", "created", "resumed_from"}
 
@@ -84,16 +86,10 @@ def cluster():
 
 @pytest.fixture
 def user_env(tmp_path, cluster):
-    """A login-node user's environment: the profile installed as `slurm`."""
+    """A login-node user's environment, and the test cluster's profile overlay."""
     env = cluster.user_env
     env.pop("CUDA_VISIBLE_DEVICES", None)
-    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH")]))
-    out = subprocess.run(
-        [sys.executable, "-m", "icl_kmeans.slurm_profile"],
-        env=env, text=True, capture_output=True, check=True,
-    )
-    assert (tmp_path / "xdg" / "snakemake" / "slurm" / "profile.yaml").is_file(), out.stdout
     (tmp_path / "overlay").mkdir()
     (tmp_path / "overlay" / "profile.yaml").write_text(OVERLAY)
     return env
@@ -110,8 +106,10 @@ def snakemake(args, cwd, env, timeout=300):
     return proc
 
 
-def slurm_args(tmp_path):
-    return ["--cores", "all", "--profile", "slurm", "--profile", str(tmp_path / "overlay")]
+def slurm_args(tmp_path, cwd):
+    """The shipped profile as a user names it in the repository root, then the test overlay."""
+    shipped = "workflow/profiles/slurm" if (cwd / "workflow/profiles/slurm").is_dir() else str(SHIPPED_PROFILE)
+    return ["--cores", "all", "--profile", shipped, "--profile", str(tmp_path / "overlay")]
 
 
 # ----------------------------------------------------------------- workflows
@@ -156,12 +154,14 @@ rule train:
     output: "results/runs/seed{seed}/record.json"
     log: "results/logs/train/seed{seed}.log"
     group: "train"
+    resources: gpu=1, cpus_per_gpu=4, mem_mb=16000, runtime="30m"
     shell: "python {STUB} train{wildcards.seed} {output} {log} {input}"
 
 rule evaluate_multistep:
     input: expand("results/runs/seed{seed}/record.json", seed=SEEDS)
     output: "results/eval/multistep.json"
     log: "results/logs/evaluate_multistep.log"
+    resources: gpu=1, cpus_per_gpu=4, mem_mb=16000, runtime="2h"
     shell: "python {STUB} evaluate {output} {log} {input}"
 
 rule aggregate:
@@ -209,8 +209,12 @@ def shipped_profile() -> dict:
         return yte.process_yaml(f, require_use_yte=True)
 
 
-def gpu_rules() -> set[str]:
-    return {r for r, res in shipped_profile()["set-resources"].items() if res.get("gpu")}
+# the rules that declare one GPU (workflow/rules/*.smk; the stand-in workflow declares the same)
+GPU_RULES = {"train", "evaluate_multistep", "evaluate_landscape", "profile_timing"}
+
+
+def is_gpu_rule(rule: str) -> bool:
+    return rule in GPU_RULES or rule.startswith("train_stack_")
 
 
 def submissions(log: str) -> list[str]:
@@ -332,7 +336,7 @@ def test_workflow_runs_through_sbatch(tmp_path, cluster, user_env):
         text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )
     try:
-        run = snakemake([*slurm_args(tmp_path), *extra], cwd=work, env=user_env, timeout=TIMEOUT)
+        run = snakemake([*slurm_args(tmp_path, work), *extra], cwd=work, env=user_env, timeout=TIMEOUT)
         local_log, _ = local_proc.communicate(timeout=TIMEOUT)
     finally:
         if local_proc.poll() is None:
@@ -365,9 +369,8 @@ def test_workflow_runs_through_sbatch(tmp_path, cluster, user_env):
         assert len(train_jobs) == math.ceil(n_train / size), (n_train, size, train_jobs)
 
     # --- resources: one GPU for GPU rules and packed training, none elsewhere
-    gpu = gpu_rules()
     for j in jobs:
-        want = 1 if (rule_of(j) in gpu or "group_train" in j.std_out) else 0
+        want = 1 if (is_gpu_rule(rule_of(j)) or "group_train" in j.std_out) else 0
         assert tres_gpus(j) == want, (j.job_id, j.comment, j.raw.get("TRES"), j.raw.get("TresPerJob"))
     for j in train_jobs:  # a packed job asks for the sum of its members' runtime
         assert j.raw["TimeLimit"] != "UNLIMITED"
@@ -377,12 +380,12 @@ def test_workflow_runs_through_sbatch(tmp_path, cluster, user_env):
         for log in (work / "results" / "logs").rglob("*.log"):
             where = json.loads(log.read_text())
             assert where["slurm_job_id"] in ids, (log, where)
-            is_gpu = log.stem in gpu or log.parent.name == "train"
+            is_gpu = is_gpu_rule(log.stem) or log.parent.name == "train"
             assert bool(where["cuda_visible_devices"]) == is_gpu, (log, where)
         ev = json.loads((work / "results/eval/multistep.json").read_text())
         assert ev["device_found"] == "cpu"  # a CPU-only torch falls back to the CPU
         assert n_train == 5 and len(train_jobs) == 1
-        # 5 x 30m of the shipped profile's train runtime
+        # 5 x 30m, the train rule's runtime
         assert train_jobs[0].raw["TimeLimit"] == "02:30:00", train_jobs[0].raw["TimeLimit"]
 
     # --- same results as the local run
@@ -441,7 +444,7 @@ def test_killed_job_is_retried_and_failures_are_reported(tmp_path, cluster, user
     work = tmp_path / "slurm"
     write_tiny(work, RETRY_SNAKEFILE, RETRY_STUB)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "snakemake", *slurm_args(tmp_path)], cwd=work, env=user_env,
+        [sys.executable, "-m", "snakemake", *slurm_args(tmp_path, work)], cwd=work, env=user_env,
         text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )
     try:

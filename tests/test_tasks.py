@@ -1,4 +1,4 @@
-"""Task generation (SPEC 8)."""
+"""Task generation (science.md §8)."""
 
 import pytest
 import torch

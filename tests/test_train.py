@@ -1,4 +1,4 @@
-"""Training (SPEC 7): learning, determinism, exact resume, divergence handling."""
+"""Training (science.md §7): learning, determinism, exact resume, divergence handling."""
 
 import math
 

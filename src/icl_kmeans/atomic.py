@@ -72,3 +72,10 @@ def atomic_write_text(path, text: str) -> Path:
 def atomic_write_json(path, obj, indent: int = 2) -> Path:
     """JSON with sorted keys and a final newline (stable bytes for the same object)."""
     return atomic_write_text(path, json.dumps(obj, indent=indent, sort_keys=True) + "\n")
+
+
+def atomic_write_parquet(path, table) -> Path:
+    """A pyarrow Table as Parquet (pyarrow is imported here, not with the module)."""
+    import pyarrow.parquet as pq
+
+    return atomic_write(path, lambda tmp: pq.write_table(table, tmp))

@@ -1,4 +1,4 @@
-"""Distance attention (SPEC 3), tokens as rows.
+"""Distance attention (science.md §3), tokens as rows.
 
 A(Z, Z') = softmax_over_keys(-(gamma / sqrt(d_emb)) * ||Q z - K z'||^2) (V z')
 

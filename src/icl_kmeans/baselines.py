@@ -1,4 +1,4 @@
-"""Classical baselines (SPEC 1): Lloyd's algorithm and EM for an isotropic Gaussian mixture."""
+"""Classical baselines (science.md §1): Lloyd's algorithm and EM for an isotropic Gaussian mixture."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Command line: `python -m icl_kmeans {train,bench,install-slurm-profile} --help`."""
+"""Command line: `python -m icl_kmeans {train,bench} --help`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 def _train_parser(sub) -> None:
     from .training import TrainConfig
 
-    p = sub.add_parser("train", help="train one model (SPEC 7) and print its relative validation loss",
+    p = sub.add_parser("train", help="train one model (science.md §7) and print its relative validation loss",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     for f in dataclasses.fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
@@ -59,17 +59,11 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     _train_parser(sub)
     sub.add_parser("bench", help="benchmark training step time and attention memory", add_help=False)
-    sub.add_parser("install-slurm-profile", help="make `--profile slurm` resolve to the shipped profile",
-                   add_help=False)
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "bench":
         from .bench import main as bench_main
 
         return bench_main(argv[1:]) or 0
-    if argv and argv[0] == "install-slurm-profile":
-        from .slurm_profile import main as profile_main
-
-        return profile_main(argv[1:]) or 0
     args = parser.parse_args(argv)
     return _train(args)
 

@@ -3,6 +3,6 @@
 No imports: Snakemake reads these while it parses the workflow.
 """
 
-FAMILIES = ("normal", "cauchy", "gumbel", "laplace", "lognormal")  # task families (SPEC 8), in the paper's order
-EMBEDDINGS = ("OH", "BN", "NA")  # token embeddings (SPEC 2)
-REGULARIZERS = ("NE", "L2")  # smoothed losses (SPEC 6)
+FAMILIES = ("normal", "cauchy", "gumbel", "laplace", "lognormal")  # task families (science.md §8), in the paper's order
+EMBEDDINGS = ("OH", "BN", "NA")  # token embeddings (science.md §2)
+REGULARIZERS = ("NE", "L2")  # smoothed losses (science.md §6)

@@ -1,4 +1,4 @@
-"""Token embeddings (SPEC 2): points get zero code rows, centers get a code that names them.
+"""Token embeddings (science.md §2): points get zero code rows, centers get a code that names them.
 
 OH: [X; 0_k], [C; I_k]            width d + k
 BN: [X; 0_b], [C; B_k]            width d + ceil(log2 k), column j = binary code of j-1, LSB first

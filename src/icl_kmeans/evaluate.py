@@ -1,4 +1,4 @@
-"""Multi-step clustering curves (SPEC 9): the transformer against Lloyd's and EM from the same initial centers.
+"""Multi-step clustering curves (science.md §9): the transformer against Lloyd's and EM from the same initial centers.
 
 For t = 0..T (t = 0 is the initial centers C(0) = C) and each task, with centers C(t):
     objective      L(X, C(t)) = sum_i min_j ||x_i - c_j(t)||^2

@@ -125,7 +125,7 @@ def gap_surface(model: ClusterTransformer, tasks: TaskBatch, tau: float = 0.1, r
                 resolution: int = 21, span: float = 1.0, seed: int = 0, batch_size: int = 64) -> pd.DataFrame:
     """The bound's gap L_tilde(X, C') - L(X, C') at the centers C' = F_{theta + alpha d1 + beta d2}(X, C).
 
-    gap_mean is the mean over tasks, gap_max the largest over tasks (the paper's gap constant, SPEC 6,
+    gap_mean is the mean over tasks, gap_max the largest over tasks (the paper's gap constant, science.md §6,
     is the largest value over tasks and centers; the paper reports <= 0.5 for normal, > 5 for cauchy).
     Both L and L_tilde are sums over the n points of a task. The gap is >= 0 since L_tilde bounds L.
     """

@@ -1,4 +1,4 @@
-"""k-means objective, smoothed training losses (SPEC 6) and the misclustering rate."""
+"""k-means objective, smoothed training losses (science.md §6) and the misclustering rate."""
 
 from __future__ import annotations
 

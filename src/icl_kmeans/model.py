@@ -1,4 +1,4 @@
-"""The clustering transformer (SPEC 4) and its exact Lloyd construction (SPEC 5).
+"""The clustering transformer (science.md §4) and its exact Lloyd construction (science.md §5).
 
 One layer, parameters theta_mu = (Q_mu, K_mu, V_mu), mu = 1..4, shared by all layers:
     X_bar(t+1) = X_bar(t) + A(X_bar(t), C_bar(t); theta1) + A(X_bar(t), X_bar(t); theta2)
@@ -83,7 +83,7 @@ class ClusterTransformer(nn.Module):
         return C_bar[..., : self.d]
 
     def cluster(self, X: torch.Tensor, C: torch.Tensor, steps: int, mode: str = "reembed") -> torch.Tensor:
-        """Centers after each of `steps` steps, shape (steps, *C.shape) (SPEC 9).
+        """Centers after each of `steps` steps, shape (steps, *C.shape) (science.md §9).
 
         reembed: C(t) = F(X, C(t-1)), embedding afresh each step.
         naive:   embed once, apply the layer `steps` times, read the first d rows of C_bar(t).
@@ -114,7 +114,7 @@ def _selector(width: int, start: int, stop: int) -> torch.Tensor:
 
 @torch.no_grad()
 def lloyd_transformer(d: int, k: int, embedding: str = "OH", gamma: float = math.inf) -> ClusterTransformer:
-    """The exact construction of SPEC 5: with gamma = inf, layer t is Lloyd iteration t.
+    """The exact construction of science.md §5: with gamma = inf, layer t is Lloyd iteration t.
 
     Q1 = K1 = Q2 = K2 = I^{1:d}; V1 = I^{d+1:}, V2 = -I^{d+1:}  (write the nearest center's code, erase the old)
     Q3 = K3 = Q4 = K4 = I^{d+1:}; V3 = I^{1:d}, V4 = -I^{1:d}  (average the points carrying my code, drop my old position)

@@ -1,4 +1,4 @@
-"""The training loop (SPEC 7): R >= 1 runs that share their tensor shapes, trained together.
+"""The training loop (science.md §7): R >= 1 runs that share their tensor shapes, trained together.
 
 There is one loop: `training.train(config)` is `train_stack([config])[0]`. A run is a pure function of
 its TrainConfig, whatever shares its stack and however large the stack is: its initial weights

@@ -1,4 +1,4 @@
-"""The math of R runs stacked along a leading run dimension: forward (SPEC 4), loss (SPEC 6), Adam.
+"""The math of R runs stacked along a leading run dimension: forward (science.md §4), loss (science.md §6), Adam.
 
 Parameters are one tensor per parameter of ClusterTransformer, named as in its state_dict, with a
 leading run dimension: heads.{mu}.{Q,K,V}.weight (R, w, w) and, with bias, .bias (R, w).
@@ -41,7 +41,7 @@ def _attention(params: dict, mu: int, Z, Zk, g: float, dropout: float, generator
 
 def forward(params: dict, X: torch.Tensor, C: torch.Tensor, embedding: str, gamma: float,
             dropout: float = 0.0, generators: list | None = None) -> torch.Tensor:
-    """F(X, C) of each run: X (R, B, n, d), C (R, B, k, d) -> centers (R, B, k, d) (SPEC 4, one layer).
+    """F(X, C) of each run: X (R, B, n, d), C (R, B, k, d) -> centers (R, B, k, d) (science.md §4, one layer).
 
     generators: with dropout, one CPU generator per run, the only source of that run's masks."""
     R, B, n, d = X.shape
@@ -55,7 +55,7 @@ def forward(params: dict, X: torch.Tensor, C: torch.Tensor, embedding: str, gamm
 
 
 def smoothed_loss(X: torch.Tensor, C: torch.Tensor, tau: torch.Tensor, is_ne) -> torch.Tensor:
-    """Batch loss of each run (R,): mean over tasks of losses.smoothed_loss (SPEC 6) with the run's tau.
+    """Batch loss of each run (R,): mean over tasks of losses.smoothed_loss (science.md §6) with the run's tau.
 
     tau: (R,); is_ne: True (all NE), None (all L2) or an (R,) bool tensor selecting NE over L2 per run.
     """

@@ -1,4 +1,4 @@
-"""Clustering tasks (SPEC 8): mixtures of five families, min-max scaled, with random initial centers.
+"""Clustering tasks (science.md §8): mixtures of five families, min-max scaled, with random initial centers.
 
 Everything is vectorised over the batch and drawn from one torch.Generator in a fixed order,
 so a seed fully determines a TaskBatch.
@@ -84,7 +84,7 @@ def sample_tasks(
     dtype: torch.dtype = torch.float32,
     device: str | torch.device = "cpu",
 ) -> TaskBatch:
-    """Samples `batch` clustering tasks of n points in d dimensions from k-component mixtures (SPEC 8).
+    """Samples `batch` clustering tasks of n points in d dimensions from k-component mixtures (science.md §8).
 
     1. locations l_j ~ U(0,1)^d; 2. scales s_j = scale * 1 (isotropic) or scale * U(0,1)^d;
     3. weights 1/k or normalised U(0,1); 4. n samples of the family with location l_j, scale s_j

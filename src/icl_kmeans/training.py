@@ -1,4 +1,4 @@
-"""Training (SPEC 7, Algorithm 1): Adam on the smoothed k-means loss, fresh tasks every step.
+"""Training (science.md §7, Algorithm 1): Adam on the smoothed k-means loss, fresh tasks every step.
 
 A run is a pure function of its TrainConfig: model initialisation, the tasks of step s, the
 validation set and the dropout masks come from seeds derived from (seed, stream, step), so a run
@@ -210,7 +210,7 @@ def _metrics_frame(rows: list[dict]):
 
 def train(config: TrainConfig | dict, checkpoint: str | os.PathLike | None = None, val_tasks: TaskBatch | None = None,
           device: str | None = "cpu", progress: bool = False, max_steps: int | None = None) -> TrainResult:
-    """Trains F_{d:k} per SPEC 7 and returns its metrics, one row per step: a stack of one run
+    """Trains F_{d:k} per science.md §7 and returns its metrics, one row per step: a stack of one run
     (icl_kmeans.stacked, the one training loop, says what a checkpoint holds and how divergence,
     resume and corrupt checkpoints are handled).
 

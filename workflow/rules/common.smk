@@ -7,6 +7,7 @@ from pathlib import Path
 REPO = Path(workflow.basedir)
 sys.path.insert(0, str(REPO / "src"))
 
+from icl_kmeans.pipeline import figures as _figures
 from icl_kmeans.pipeline import settings as _settings
 from icl_kmeans.pipeline import studies as _studies
 
@@ -65,15 +66,31 @@ def figure_files(fig):
     return [FIGURE.format(fig=fig, ext=ext) for ext in ("pdf", "png")]
 
 
-# Resources of a stack job (train_jobs=stack): one GPU, as the SLURM profile gives rule train; its
-# rules are generated (train_stack_<name>), so they carry them here, with the profile's site settings.
-GPU_JOB = dict(gpu=1, cpus_per_gpu=4, mem_mb=16000, runtime="8h")
-for _res, _var in (
-    ("slurm_partition", "ICL_KMEANS_SLURM_PARTITION"),
-    ("gpu_model", "ICL_KMEANS_GPU_MODEL"),
-):
-    if os.environ.get(_var, "").strip():
-        GPU_JOB[_res] = os.environ[_var].strip()
+# Resources of the GPU jobs (training, evaluation, profiling), given by each of their rules with its
+# run time. One GPU, as the SLURM profile (workflow/profiles/slurm) submits them, plus the site's GPU
+# partition and model from the environment. Without SLURM the same jobs run on this machine (GPU or CPU).
+GPU_SITE = {
+    res: os.environ[var].strip()
+    for res, var in (
+        ("slurm_partition", "ICL_KMEANS_SLURM_PARTITION"),
+        ("gpu_model", "ICL_KMEANS_GPU_MODEL"),
+    )
+    if os.environ.get(var, "").strip()
+}
+
+
+def gpu_resources(runtime):
+    return dict(gpu=1, cpus_per_gpu=4, mem_mb=16000, runtime=runtime, **GPU_SITE)
+
+
+BENCHMARKS = "results/benchmarks"
+
+
+def figure_caption(fig):
+    """workflow/report/<fig>.rst with the figure's scale line filled in (the report's caption)."""
+    template = (REPO / "workflow" / "report" / f"{fig}.rst").read_text()
+    return template.replace("{{ snakemake.params.scale }}", _figures.scale_line(fig, S))
+
 
 TABLE1_FILES = ["results/tables/table1.csv", "results/tables/table1.md"]
 # what `all` draws: every figure and Table 1, or a subset's (settings key subset)

@@ -2,7 +2,7 @@
 # distribution shifts, the family grid and length generalisation; loss and gap surfaces; task
 # dissimilarity; the OH-vs-BN timing and memory profile. Evaluation jobs read `device` from the config
 # at run time (not a param: switching it reruns nothing); the profile, a measurement of the device,
-# keeps it as a param.
+# keeps it as a param. Each job's wall time and memory go to results/benchmarks/evaluate/{fig}.tsv.
 
 
 rule evaluate_multistep:
@@ -12,10 +12,14 @@ rule evaluate_multistep:
         EVAL,
     log:
         f"{LOGS}/evaluate/{{fig}}.log",
+    benchmark:
+        f"{BENCHMARKS}/evaluate/{{fig}}.tsv"
     wildcard_constraints:
         fig="|".join(EVAL_KINDS["multistep"]) or "(?!)",
     conda:
         "../../envs/torch.yaml"
+    resources:
+        **gpu_resources("2h"),
     params:
         spec=lambda w: ST.evaluations[w.fig],
         seeds=SEEDS,
@@ -30,10 +34,14 @@ rule evaluate_landscape:
         EVAL,
     log:
         f"{LOGS}/evaluate/{{fig}}.log",
+    benchmark:
+        f"{BENCHMARKS}/evaluate/{{fig}}.tsv"
     wildcard_constraints:
         fig="|".join(EVAL_KINDS["landscape"]) or "(?!)",
     conda:
         "../../envs/torch.yaml"
+    resources:
+        **gpu_resources("2h"),
     params:
         spec=lambda w: ST.evaluations[w.fig],
         seed=SEEDS[0],
@@ -48,6 +56,8 @@ rule task_dissimilarity:
         EVAL,
     log:
         f"{LOGS}/evaluate/{{fig}}.log",
+    benchmark:
+        f"{BENCHMARKS}/evaluate/{{fig}}.tsv"
     wildcard_constraints:
         fig="|".join(EVAL_KINDS["dissimilarity"]) or "(?!)",
     conda:
@@ -63,10 +73,14 @@ rule profile_timing:
         EVAL,
     log:
         f"{LOGS}/evaluate/{{fig}}.log",
+    benchmark:
+        f"{BENCHMARKS}/evaluate/{{fig}}.tsv"
     wildcard_constraints:
         fig="|".join(EVAL_KINDS["profile"]) or "(?!)",
     conda:
         "../../envs/torch.yaml"
+    resources:
+        **gpu_resources("1h"),
     params:
         spec=lambda w: ST.evaluations[w.fig],
         device=S["device"],

@@ -1,7 +1,7 @@
-# Figures: one rule per figure (plot_fig1 ... plot_fig19, plot_fig_em), each drawing PDF and PNG from
-# the figure's table only, so changing plotting code never retrains or re-evaluates. Table 1 as CSV and
-# Markdown (write_table1). Named targets fig1 ... fig19, fig_em and table1.
-from icl_kmeans.pipeline import figures as _figures
+# Figures: one rule, plot, draws a figure's PDF and PNG from its table only ({fig} = fig1 ... fig19,
+# fig_em), so changing plotting code never retrains or re-evaluates; its caption in Snakemake's report is
+# workflow/report/<fig>.rst, passed as a param. Table 1 as CSV and Markdown (write_table1). Named
+# targets fig1 ... fig19, fig_em and table1 (one alias rule each: a target name cannot be a wildcard).
 
 FIGURES_CODE = sorted(
     os.path.relpath(p) for p in (REPO / "src/icl_kmeans/pipeline/figures").glob("*.py")
@@ -19,32 +19,31 @@ FIGURE_CATEGORY = {
 }
 
 
-for _fig in _studies.FIGURES:
-
-    rule:
-        name:
-            f"plot_{_fig}"
-        input:
-            table=TABLE.format(fig=_fig),
-            code=FIGURES_CODE,
-        output:
-            pdf=FIGURE.format(fig=_fig, ext="pdf"),
-            png=report(
-                FIGURE.format(fig=_fig, ext="png"),
-                caption=f"../report/{_fig}.rst",
-                category=FIGURE_CATEGORY[_figures.kind(_fig)],
-            ),
-        log:
-            f"{LOGS}/figures/{_fig}.log",
-        conda:
-            "../../envs/plot.yaml"
-        params:
-            fig=_fig,
-            # functions, so that Snakemake does not read the braces of "{4, 16}" as wildcards
-            settings=lambda w, fig=_fig: _figures.figure_settings(fig, S),
-            scale=lambda w, fig=_fig: _figures.scale_line(fig, S),
-        script:
-            "../scripts/plot.py"
+rule plot:
+    input:
+        table=TABLE,
+        code=FIGURES_CODE,
+    output:
+        pdf=FIGURE.replace("{ext}", "pdf"),
+        png=report(
+            FIGURE.replace("{ext}", "png"),
+            caption="../report/figure.rst",
+            category=lambda w: FIGURE_CATEGORY[_figures.kind(w.fig)],
+        ),
+    log:
+        f"{LOGS}/figures/{{fig}}.log",
+    wildcard_constraints:
+        fig="|".join(_studies.FIGURES),
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        fig=lambda w: w.fig,
+        # functions, so that Snakemake does not read the braces of "{4, 16}" as wildcards
+        settings=lambda w: _figures.figure_settings(w.fig, S),
+        scale=lambda w: _figures.scale_line(w.fig, S),
+        caption=lambda w: figure_caption(w.fig),
+    script:
+        "../scripts/plot.py"
 
 
 rule write_table1:
@@ -61,7 +60,7 @@ rule write_table1:
     log:
         f"{LOGS}/figures/table1.log",
     conda:
-        "../../envs/plot.yaml"
+        "../../envs/analysis.yaml"
     params:
         settings=lambda w: _figures.figure_settings("table1", S),
         scale=lambda w: _figures.scale_line("table1", S),

@@ -9,8 +9,8 @@
 import glob
 
 REVIEW_CODE = [
-    os.path.relpath(REPO / f"src/icl_kmeans/review/{m}.py")
-    for m in ("manifest", "provenance")
+    os.path.relpath(REPO / f"src/icl_kmeans/{m}.py")
+    for m in ("review/manifest", "pipeline/provenance")
 ]
 ENV_PINS = [os.path.relpath(REPO / "pyproject.toml")] + sorted(
     os.path.relpath(p) for p in glob.glob(str(REPO / "envs" / "*.yaml"))
@@ -41,7 +41,7 @@ rule manifest:
     log:
         f"{LOGS}/review/manifest.log",
     conda:
-        "../../envs/review.yaml"
+        "../../envs/analysis.yaml"
     params:
         results=lambda wildcards, output: os.path.dirname(output.parquet),
         settings=lambda wildcards: S,
@@ -55,7 +55,7 @@ rule review:
     log:
         f"{LOGS}/review/review.log",
     conda:
-        "../../envs/review.yaml"
+        "../../envs/analysis.yaml"
     threads: workflow.cores
     params:
         results="results",
@@ -75,7 +75,7 @@ rule bundle:
     log:
         f"{LOGS}/review/bundle.log",
     conda:
-        "../../envs/review.yaml"
+        "../../envs/analysis.yaml"
     params:
         results=lambda wildcards, output: os.path.dirname(output[0]),
         settings=lambda wildcards: S,

@@ -1,6 +1,7 @@
 # Training: every (configuration, seed) yields a checkpoint, per-step metrics (Parquet, in a
 # hive-partitioned dataset under results/metrics), wall-clock timings and a run record.
 # train_jobs=seed: one job per (configuration, seed); on SLURM the profile packs them into groups.
+# Each job's wall time and memory go to results/benchmarks/train/ (Snakemake's `benchmark:`).
 # train_jobs=pack: one job per task distribution trains all its runs and seeds in one process
 # (same files, same bytes; saves the per-job torch import on a laptop).
 # train_jobs=stack: one job per stack trains up to `stack_size` (run, seed) pairs that share their
@@ -29,6 +30,8 @@ if S["train_jobs"] in ("seed", "stack"):
             **TRAIN_OUTPUTS,
         log:
             f"{LOGS}/train/{{run}}_seed{{seed}}.log",
+        benchmark:
+            f"{BENCHMARKS}/train/{{run}}_seed{{seed}}.tsv"
         wildcard_constraints:
             run="|".join(re.escape(r) for r in _ALONE) or "(?!)",
         group:
@@ -36,6 +39,8 @@ if S["train_jobs"] in ("seed", "stack"):
         conda:
             "../../envs/torch.yaml"
         threads: 1
+        resources:
+            **gpu_resources("30m"),
         params:
             config=lambda w: ST.runs[w.run],
         script:
@@ -58,6 +63,8 @@ if S["train_jobs"] == "pack":
                 **{key: run_files(_runs, pat) for key, pat in TRAIN_OUTPUTS.items()},
             log:
                 f"{LOGS}/train/pack_{_dist}.log",
+            benchmark:
+                f"{BENCHMARKS}/train/pack_{_dist}.tsv"
             conda:
                 "../../envs/torch.yaml"
             threads: 1
@@ -82,13 +89,15 @@ for _name, _members in sorted(_STACKS.items()):
             },
         log:
             f"{LOGS}/train/stack_{_name}.log",
+        benchmark:
+            f"{BENCHMARKS}/train/stack_{_name}.tsv"
         # the longest stacks first: on a laptop they decide the wall time
         priority: _studies.stack_work(ST, _members) // 1_000_000
         conda:
             "../../envs/torch.yaml"
         threads: 1
         resources:
-            **GPU_JOB,
+            **gpu_resources("8h"),
         params:
             runs=_members,
             configs={r: ST.runs[r] for r in sorted({r for r, _ in _members})},

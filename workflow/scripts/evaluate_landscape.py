@@ -3,10 +3,10 @@ import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
-from icl_kmeans.pipeline.job import job
+from icl_kmeans.pipeline.job_context import job
 
 with job(snakemake, device=True) as device:  # the config's device, read at run time (not a param)
-    from icl_kmeans.pipeline import eval_jobs
+    from icl_kmeans.pipeline import evaluation_jobs
 
     p, i = snakemake.params, snakemake.input
-    eval_jobs.landscape(snakemake.wildcards.fig, p.spec, p.seed, i.checkpoints, i.testsets, snakemake.output[0], device=device)
+    evaluation_jobs.landscape(snakemake.wildcards.fig, p.spec, p.seed, i.checkpoints, i.testsets, snakemake.output[0], device=device)

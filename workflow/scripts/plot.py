@@ -3,7 +3,7 @@ import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
-from icl_kmeans.pipeline.job import job
+from icl_kmeans.pipeline.job_context import job
 
 with job(snakemake):
     from icl_kmeans.pipeline import figures

@@ -3,10 +3,10 @@ import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
-from icl_kmeans.pipeline.job import job
+from icl_kmeans.pipeline.job_context import job
 
 with job(snakemake):
-    from icl_kmeans.pipeline import eval_jobs
+    from icl_kmeans.pipeline import evaluation_jobs
 
     p = snakemake.params
-    eval_jobs.profile(snakemake.wildcards.fig, p.spec, snakemake.output[0], device=p.device)
+    evaluation_jobs.profile(snakemake.wildcards.fig, p.spec, snakemake.output[0], device=p.device)

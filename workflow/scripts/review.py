@@ -5,7 +5,7 @@ import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
-from icl_kmeans.pipeline.job import job
+from icl_kmeans.pipeline.job_context import job
 
 # The summary goes to the console too: job() points stdout and stderr (file descriptors 1 and 2) at the log.
 console = os.fdopen(os.dup(2), "w", buffering=1)

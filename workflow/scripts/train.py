@@ -4,10 +4,10 @@ import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
-from icl_kmeans.pipeline.job import as_list, job
+from icl_kmeans.pipeline.job_context import as_list, job
 
 with job(snakemake, device=True) as device:  # the config's device, read at run time (not a param)
-    from icl_kmeans.pipeline.jobs import train_run, train_stack_job
+    from icl_kmeans.pipeline.training_jobs import train_run, train_stack_job
     from icl_kmeans.pipeline.studies import distribution, distribution_id
 
     def dist_of(config):

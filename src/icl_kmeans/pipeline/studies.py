@@ -21,7 +21,7 @@ TARGETS = FIGURES + ("table1",)
 
 # Fixed choices the paper leaves open (recorded in every run's config and the captions).
 MULTISTEP_BASE = dict(d=32, k=10, tau=0.1)  # Figs 5-8, 12, fig_em
-# `training` setting -> the TrainConfig choices it stands for (SPEC 7). reference: the authors' code
+# `training` setting -> the TrainConfig choices it stands for (science.md §7). reference: the authors' code
 # (ReduceLROnPlateau on the relative validation loss, projections with bias, attention dropout 0.01
 # while training); plain: Adam at a constant learning rate, no bias, no dropout.
 TRAINING_MODES = {"reference": dict(plateau=True, bias=True, dropout=0.01),

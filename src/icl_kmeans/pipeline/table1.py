@@ -1,4 +1,4 @@
-"""Table 1 of the paper (SPEC 10): OH against BN at d = 32 for each k, from the profile table
+"""Table 1 of the paper (science.md §10): OH against BN at d = 32 for each k, from the profile table
 (results/tables/table1.parquet: d, k, embedding, attention, metric, value, device).
 
 Two blocks of rows, one row per (attention, k): attention "materialised" first, the implementation

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..atomic import atomic_write
 from .manifest import PARQUET, ManifestError, read
-from .provenance import RESULTS, code_version, sha256_file
+from ..pipeline.provenance import RESULTS, code_version, sha256_file
 from .verify import verify
 
 INFO = "bundle_info"

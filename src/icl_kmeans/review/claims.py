@@ -1,6 +1,6 @@
 """The paper's claims as machine-checkable rules on the aggregated tables (results/tables/*.parquet).
 
-Each claim has an id, the statement, where it comes from (SPEC 10: the numbered list, the Fig 5 row,
+Each claim has an id, the statement, where it comes from (science.md §10: the numbered list, the Fig 5 row,
 the Table 1 row, the Fig 15 row), the rule in words, a fixed threshold (a module constant named next
 to the claim; thresholds never depend on the results), the measured value, and a status:
 
@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .provenance import RESULTS
+from ..pipeline.provenance import RESULTS
 
 PASS, FAIL, NOT_RUN, ERROR = "PASS", "FAIL", "NOT-RUN", "ERROR"
 OH_BN = ("OH:NE", "OH:L2", "BN:NE", "BN:L2")
@@ -236,7 +236,7 @@ def _claim1(tables, want_below: bool, curves):
     return _fmt(best), best >= REL_VAL_ONE, f"min over cells = {_fmt(best)} ({cells})"
 
 
-@claim("1a", "SPEC 10, claim 1", "fig10",
+@claim("1a", "science.md §10, claim 1", "fig10",
        "At tau = 0.1, OH and BN (NE and L2) end below relative validation loss 1.",
        "max over d in {4, 32} and curves OH:NE, OH:L2, BN:NE, BN:L2 of the median final relative validation "
        "loss < threshold", f"{REL_VAL_ONE:g}")
@@ -244,7 +244,7 @@ def claim_1a(tables):
     return _claim1(tables, True, OH_BN)
 
 
-@claim("1b", "SPEC 10, claim 1", "fig10",
+@claim("1b", "science.md §10, claim 1", "fig10",
        "At tau = 0.1, NA (NE and L2) does not end below relative validation loss 1.",
        "min over d in {4, 32} and curves NA:NE, NA:L2 of the median final relative validation loss >= threshold",
        f"{REL_VAL_ONE:g}")
@@ -252,7 +252,7 @@ def claim_1b(tables):
     return _claim1(tables, False, NA)
 
 
-@claim("2", "SPEC 10, claim 2", "fig10",
+@claim("2", "science.md §10, claim 2", "fig10",
        "L2 ends with lower training loss than NE at equal tau and embedding.",
        "fraction of the (d, tau, embedding) cells of Fig 10 where the median final training loss of L2 is "
        "below NE's >= threshold", f"{CLAIM2_MIN_FRACTION:g}")
@@ -275,7 +275,7 @@ def claim_2(tables):
 def _claim3_gaps(tables) -> pd.Series:
     """Per d of Fig 14: the mean over (tau, regularizer) of steps_BN - steps_OH, in training steps.
 
-    SPEC 10, claim 3: "OH converges in fewer steps than BN at small d; the gap shrinks with d." The gap
+    science.md §10, claim 3: "OH converges in fewer steps than BN at small d; the gap shrinks with d." The gap
     is in steps, as the sentence says. (It was divided by each d's M; the paper trains every d for the
     same M, where that changes nothing, but a preset whose headline cells train d = 4 and d = 32 for
     different M compared fractions of different M instead of steps.)"""
@@ -295,7 +295,7 @@ def _claim3_gaps(tables) -> pd.Series:
     return gap
 
 
-@claim("3a", "SPEC 10, claim 3", "fig14",
+@claim("3a", "science.md §10, claim 3", "fig14",
        "OH converges in fewer steps than BN at small d.",
        "at the smallest d of Fig 14, mean over (tau, regularizer) of steps_BN - steps_OH > threshold, with "
        f"steps = first validation step where the median relative validation loss <= {CONVERGED_REL_VAL:g}",
@@ -308,7 +308,7 @@ def claim_3a(tables):
             + ", ".join(f"d={d}: {_fmt(v)}" for d, v in gap.items()) + f"; {gap.attrs['censored']}")
 
 
-@claim("3b", "SPEC 10, claim 3", "fig14",
+@claim("3b", "science.md §10, claim 3", "fig14",
        "The OH-BN convergence gap shrinks with d.",
        "steps_BN - steps_OH at the largest d < the same at the smallest d (Fig 14)", "strict <")
 def claim_3b(tables):
@@ -319,7 +319,7 @@ def claim_3b(tables):
             + ", ".join(f"d={d}: {_fmt(v)}" for d, v in gap.items()) + f"; {gap.attrs['censored']}")
 
 
-@claim("4", "SPEC 10, claim 4", "fig8",
+@claim("4", "science.md §10, claim 4", "fig8",
        "Cauchy-trained models do not beat Lloyd's on held-out cauchy tasks.",
        "min over curves OH:L2, BN:L2, NA:L2 (trained on cauchy, re-embed) of (median log-objective at T - "
        "Lloyd's at T) on cauchy test tasks >= threshold", f"{CLAIM4_MARGIN:g}")
@@ -347,14 +347,14 @@ def _claim5_change(tables, mode: str, worse: bool):
             f"t=1: {_curves_str(t1)}; {tT.name}: {_curves_str(tT)}")
 
 
-@claim("5a", "SPEC 10, claim 5", "fig6",
+@claim("5a", "science.md §10, claim 5", "fig6",
        "Naive multi-step diverges after step 1.",
        "for every OH/BN curve in naive mode, median log-objective at T - at t = 1 > threshold", f"{CLAIM5_MARGIN:g}")
 def claim_5a(tables):
     return _claim5_change(tables, "naive", worse=True)
 
 
-@claim("5b", "SPEC 10, claim 5", "fig6",
+@claim("5b", "science.md §10, claim 5", "fig6",
        "Re-embed multi-step keeps improving.",
        "for every OH/BN curve in re-embed mode, median log-objective at T - at t = 1 < -threshold",
        f"{CLAIM5_MARGIN:g}")
@@ -362,7 +362,7 @@ def claim_5b(tables):
     return _claim5_change(tables, "reembed", worse=False)
 
 
-@claim("5c", "SPEC 10, claim 5", "fig6",
+@claim("5c", "science.md §10, claim 5", "fig6",
        "With re-embedding, OH and BN beat Lloyd's at T = 20.",
        "max over OH/BN curves (re-embed) of (median log-objective at T - Lloyd's at T) < -threshold",
        f"{CLAIM5_MARGIN:g}")
@@ -393,7 +393,7 @@ def _claim6(tables, col: str, better):
     return _fmt(worst), bool(better(worst)), f"{col} at k = " + ", ".join(f"{k}: {_fmt(v)}" for k, v in vals.items())
 
 
-@claim("6a", "SPEC 10, claim 6 (Table 1)", "table1",
+@claim("6a", "science.md §10, claim 6 (Table 1)", "table1",
        "BN is faster than OH in the forward pass once k >> d.",
        f"min over the Table 1 rows with k >= {K_OVER_D} d of forward_speedup (OH ms / BN ms) > threshold", "1",
        reference="12.14x at k = 1000 (laptop GPU)")
@@ -401,7 +401,7 @@ def claim_6a(tables):
     return _claim6(tables, "forward_speedup", lambda v: v > 1)
 
 
-@claim("6b", "SPEC 10, claim 6 (Table 1)", "table1",
+@claim("6b", "science.md §10, claim 6 (Table 1)", "table1",
        "BN is faster than OH in the backward pass once k >> d.",
        f"min over the Table 1 rows with k >= {K_OVER_D} d of backward_speedup > threshold", "1",
        reference="9.54x at k = 1000")
@@ -409,7 +409,7 @@ def claim_6b(tables):
     return _claim6(tables, "backward_speedup", lambda v: v > 1)
 
 
-@claim("6c", "SPEC 10, claim 6 (Table 1)", "table1",
+@claim("6c", "science.md §10, claim 6 (Table 1)", "table1",
        "BN is lighter than OH (peak memory) once k >> d.",
        f"min over the Table 1 rows with k >= {K_OVER_D} d of memory_reduction_pct (100 (1 - BN/OH)) > threshold",
        "0 %", reference="69.3% at k = 1000")
@@ -417,7 +417,7 @@ def claim_6c(tables):
     return _claim6(tables, "memory_reduction_pct", lambda v: v > 0)
 
 
-@claim("6d", "SPEC 10, claim 6 (Fig 1)", "fig1",
+@claim("6d", "science.md §10, claim 6 (Fig 1)", "fig1",
        "BN is faster than OH in the forward pass (train mode) on the Fig 1 grid once k >> d.",
        f"median over the Fig 1 cells with k >= {K_OVER_D} d of the forward-time gain OH / BN (materialised "
        "attention, as the paper timed) > threshold", "1")
@@ -453,21 +453,21 @@ def _claim7(tables, family, check):
     return _fmt(g), check(g), f"max over the surface of the gap (largest over tasks) = {_fmt(g)}"
 
 
-@claim("7a", "SPEC 10, Fig 5", "fig5",
+@claim("7a", "science.md §10, Fig 5", "fig5",
        "At tau = 0.1 the gap L_tilde - L stays small for normal tasks (paper: <= 0.5).",
        f"max over the Fig 5 surface of gap_max (normal) <= threshold, at n = {GAP_PAPER_N}", f"{GAP_NORMAL_MAX:g}")
 def claim_7a(tables):
     return _claim7(tables, "normal", lambda g: g <= GAP_NORMAL_MAX)
 
 
-@claim("7b", "SPEC 10, Fig 5", "fig5",
+@claim("7b", "science.md §10, Fig 5", "fig5",
        "At tau = 0.1 the gap L_tilde - L is large for cauchy tasks (paper: > 5).",
        f"max over the Fig 5 surface of gap_max (cauchy) > threshold, at n = {GAP_PAPER_N}", f"{GAP_CAUCHY_MIN:g}")
 def claim_7b(tables):
     return _claim7(tables, "cauchy", lambda g: g > GAP_CAUCHY_MIN)
 
 
-@claim("7c", "SPEC 10, Fig 5", "fig5",
+@claim("7c", "science.md §10, Fig 5", "fig5",
        "The gap is much larger for cauchy than for normal tasks (any n).",
        "max gap_max (cauchy) / max gap_max (normal) over the Fig 5 surfaces >= threshold", f"{GAP_RATIO_MIN:g}")
 def claim_7c(tables):
@@ -477,7 +477,7 @@ def claim_7c(tables):
     return _fmt(ratio), ratio >= GAP_RATIO_MIN, f"cauchy {_fmt(c)} / normal {_fmt(nrm)}"
 
 
-@claim("8a", "SPEC 10, Table 1", "table1",
+@claim("8a", "science.md §10, Table 1", "table1",
        "OH adds k extra dimensions, BN ceil(log2 k).",
        "extra_dims_OH == k and extra_dims_BN == ceil(log2 k) in every row of Table 1", "exact")
 def claim_8a(tables):
@@ -488,7 +488,7 @@ def claim_8a(tables):
     return f"{int(ok)}", ok, f"OH/BN extra dims: {rows}"
 
 
-@claim("8b", "SPEC 10, Table 1", "table1",
+@claim("8b", "science.md §10, Table 1", "table1",
        f"At k = {SMALL_K}, BN is slightly slower than OH (forward).",
        f"forward_speedup at k = {SMALL_K} < threshold", "1", reference="0.88x")
 def claim_8b(tables):
@@ -500,7 +500,7 @@ def claim_8b(tables):
     return _fmt(v), v < 1, f"forward speedup at k={SMALL_K}: {_fmt(v)}"
 
 
-@claim("8c", "SPEC 10, Table 1", "table1",
+@claim("8c", "science.md §10, Table 1", "table1",
        "BN's forward speedup over OH grows with k.",
        "forward_speedup at the largest k of Table 1 > at the smallest k", "strict >",
        reference="0.88x at k = 6 to 12.14x at k = 1000")
@@ -513,7 +513,7 @@ def claim_8c(tables):
             "forward speedup per k: " + ", ".join(f"{r.k}: {_fmt(r.forward_speedup)}" for r in t.itertuples()))
 
 
-@claim("9", "SPEC 10, Fig 15", "fig15",
+@claim("9", "science.md §10, Fig 15", "fig15",
        "Without clipping, OH at d = 32, k = 25, tau = 0.1 diverges in some seeds (paper: 3 of 10).",
        "number of diverged (OH curve, seed) pairs at d = 32, k = 25, tau = 0.1 >= threshold",
        f"{DIVERGE_MIN_SEEDS}", reference="3 of 10 seeds")

@@ -30,7 +30,7 @@ import pandas as pd
 
 from . import claims as _claims
 from .manifest import PARQUET, ManifestError, read
-from .provenance import RESULTS, code_version, sha256_file
+from ..pipeline.provenance import RESULTS, code_version, sha256_file
 from .rebuild import rebuild
 from .report import write_report
 from .tasksets import restore_task_sets

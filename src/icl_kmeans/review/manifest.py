@@ -5,8 +5,9 @@ Written by the workflow's `manifest` rule after every target (rule `all` asks fo
     results/manifest.tsv       the same rows, human readable (without the long params and inputs JSON)
     results/manifest.json      what the rows were made under: the resolved settings (preset and
                                overrides), the expected target files, the exclusions, the code version
-An artifact is every plain file under results/ except (EXCLUDED, documented in the README):
+An artifact is every plain file under results/ except (EXCLUDED, documented in docs/review.md):
     results/logs/        job logs (they change with every attempt; informative, not results)
+    results/benchmarks/  Snakemake's `benchmark:` files of the training and evaluation jobs (wall time, memory)
     results/provenance/  the per-job sidecars the manifest is made from
     results/review/      what `snakemake review` writes
     results/bundle_info/ the bundle's copy of config and environment pins (only in unpacked bundles)
@@ -28,14 +29,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..atomic import atomic_write, atomic_write_json
-from .provenance import RESULTS, canonical, code_version, digest, package_versions, read_sidecar, sha256_file
+from ..pipeline.provenance import RESULTS, canonical, code_version, digest, package_versions, read_sidecar, sha256_file
 
 MANIFEST_VERSION = 1
 PARQUET, TSV, META = "manifest.parquet", "manifest.tsv", "manifest.json"
 # paper-scale: the working directory of subset runs (settings subset_dir), a results tree of its own with its
 # own manifest; spotcheck: the earlier paper-scale spot check, committed, made outside the workflow (no
 # provenance sidecars), kept as a record until the subset runs replace it
-EXCLUDED_DIRS = ("logs", "provenance", "review", "bundle_info", "paper-scale", "spotcheck")
+EXCLUDED_DIRS = ("logs", "benchmarks", "provenance", "review", "bundle_info", "paper-scale", "spotcheck")
 EXCLUDED_FILES = (PARQUET, TSV, META, "bundle.tar.gz", "README.md")
 EXCLUDED_SUFFIXES = (".tmp", ".resume", ".corrupt")
 
@@ -120,7 +121,7 @@ def build(results=RESULTS, known: dict | None = None) -> tuple[pd.DataFrame, lis
         sha, size = sha256_file(path), os.path.getsize(path)
         prov = read_sidecar(path, results)
         if prov is None:
-            problems.append(f"{path}: no provenance record (was it written by a job outside pipeline.job.job?)")
+            problems.append(f"{path}: no provenance record (was it written by a job outside pipeline.job_context.job?)")
         elif prov.get("sha256") != sha:
             problems.append(f"{path}: changed after the job that wrote it (sha256 {sha[:12]}..., "
                             f"its job wrote {str(prov.get('sha256'))[:12]}...)")

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .provenance import RESULTS, digest, package_versions, sha256_file
+from ..pipeline.provenance import RESULTS, digest, package_versions, sha256_file
 
 PNG_PIXEL_TOL = 0.1
 PNG_MAX_BAD_FRACTION = 0.001

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .manifest import artifact_paths
-from .provenance import RESULTS, sha256_file
+from ..pipeline.provenance import RESULTS, sha256_file
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ One module per kind of figure, so that a figure's code is found by its kind:
     profile     OH vs BN speed and memory (Fig 1; Table 1 is pipeline/table1.py)
     scale       the scale line under every title; common: colours, layout, output.
 
-Conventions (SPEC 10): every curve is the median over seeds with an inter-quartile ribbon: the
+Conventions (science.md §10): every curve is the median over seeds with an inter-quartile ribbon: the
 statistics of seaborn's estimator="median", errorbar=("pi", 50), computed by one vectorised pandas
 groupby (common.median_band; seaborn's per-point aggregation takes minutes on 10000-step curves), drawn
 at most at MAX_POINTS x values per curve. Curves carry the paper's labels (`OH:L2`) and the same

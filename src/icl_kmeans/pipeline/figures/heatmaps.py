@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ...emd_table import emd_matrix
-from .common import finish, finite, require
+from .common import finish, require
 
 
 def surface_grid(df: pd.DataFrame):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from icl_kmeans.pipeline import eval_jobs, studies
+from icl_kmeans.pipeline import evaluation_jobs, studies
 from icl_kmeans.pipeline.taskfiles import write_test_set
 
 
@@ -19,10 +19,10 @@ def test_colliding_names_resolve_exactly():
     t32, t320 = normal["id"], _testset("normal", 320)["id"]
     assert normal["id"] in lognormal["id"] and t32 in t320  # the names really collide as substrings
     files = [f"results/tasks/test/{i}.pt" for i in (lognormal["id"], t320, normal["id"])]
-    assert eval_jobs.testset_file(files, normal["id"]) == f"results/tasks/test/{normal['id']}.pt"
-    assert eval_jobs.testset_file(files, t320) == f"results/tasks/test/{t320}.pt"
+    assert evaluation_jobs.testset_file(files, normal["id"]) == f"results/tasks/test/{normal['id']}.pt"
+    assert evaluation_jobs.testset_file(files, t320) == f"results/tasks/test/{t320}.pt"
     with pytest.raises(ValueError, match="exactly one test set file named"):
-        eval_jobs.testset_file(files[:2], normal["id"])
+        evaluation_jobs.testset_file(files[:2], normal["id"])
 
 
 def test_dissimilarity_job_loads_each_family_from_its_own_file(tmp_path):
@@ -33,7 +33,7 @@ def test_dissimilarity_job_loads_each_family_from_its_own_file(tmp_path):
         write_test_set(ts, seed=1, path=path)
         files.append(str(path))
     out = tmp_path / "fig9.parquet"
-    eval_jobs.dissimilarity("fig9", {"testsets": sets}, files, out)
+    evaluation_jobs.dissimilarity("fig9", {"testsets": sets}, files, out)
     df = pq.read_table(out).to_pandas()
     within = df[(df["row_family"] == df["col_family"]) & (df["row_index"] != df["col_index"])]
     across = df[df["row_family"] != df["col_family"]]

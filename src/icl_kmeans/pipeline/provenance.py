@@ -1,6 +1,6 @@
 """Per-job provenance records.
 
-Every pipeline script runs inside `icl_kmeans.pipeline.job.job`, which calls `write_job_provenance`
+Every pipeline script runs inside `icl_kmeans.pipeline.job_context.job`, which calls `write_job_provenance`
 when the job body has finished successfully. For each output file of the job it writes one JSON
 sidecar, `results/provenance/<path under results>.json` (e.g. the sidecar of
 `results/runs/R/seed1/checkpoint.pt` is `results/provenance/runs/R/seed1/checkpoint.pt.json`), with
@@ -200,7 +200,7 @@ def write_outputs_provenance(outputs, rule: str, wildcards: dict, params: dict, 
 
 
 def write_job_provenance(smk, start: float, code: dict | None = None, device: str | None = None) -> list[Path]:
-    """Called by pipeline.job.job after a successful job body, with the `snakemake` script object."""
+    """Called by pipeline.job_context.job after a successful job body, with the `snakemake` script object."""
     import time
 
     return write_outputs_provenance(

@@ -1,4 +1,5 @@
-"""Bodies of the pipeline's jobs. The scripts in workflow/scripts only unpack `snakemake` and call these."""
+"""Training job bodies: one run, a stack of runs, a bundle of stacks. workflow/scripts/train.py only unpacks
+`snakemake` and calls these."""
 
 from __future__ import annotations
 
@@ -8,28 +9,22 @@ import sys
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import torch
 
-from ..atomic import atomic_write, atomic_write_json
+from ..atomic import atomic_write, atomic_write_json, atomic_write_parquet
 from ..stacked import train_stack
 from ..training import TrainConfig, resolve_device, train
 from .schemas import METRICS_SCHEMA, TIMING_SCHEMA
 from .taskfiles import load_tasks
 
 
-def write_parquet(table: pa.Table, path) -> None:
-    """Atomic Parquet write (a crash never leaves a truncated table behind)."""
-    atomic_write(path, lambda tmp: pq.write_table(table, tmp))
-
-
 def _write_run_outputs(run: str, cfg: TrainConfig, result, dev, metrics, timing, record) -> dict:
     """Metrics and timing Parquet and the run record of one finished (or diverged) run."""
     m = result.metrics
-    write_parquet(pa.Table.from_pandas(m[list(METRICS_SCHEMA.names)], schema=METRICS_SCHEMA, preserve_index=False),
-                  metrics)
-    write_parquet(pa.Table.from_pandas(m[list(TIMING_SCHEMA.names)], schema=TIMING_SCHEMA, preserve_index=False),
-                  timing)
+    atomic_write_parquet(metrics, pa.Table.from_pandas(m[list(METRICS_SCHEMA.names)], schema=METRICS_SCHEMA,
+                                                       preserve_index=False))
+    atomic_write_parquet(timing, pa.Table.from_pandas(m[list(TIMING_SCHEMA.names)], schema=TIMING_SCHEMA,
+                                                      preserve_index=False))
     rec = dict(run=run, seed=cfg.seed, config=cfg.to_dict(), status=result.status, steps_done=result.steps_done,
                diverged_step=result.diverged_step, wall_time=round(result.wall_time, 3), device=result.device,
                device_name=torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor() or "cpu",

@@ -42,7 +42,7 @@ def job(smk, device: bool = False):
         os.dup2(log.fileno(), 1), os.dup2(log.fileno(), 2)  # C-level output (torch's profiler) too
         sys.stdout = sys.stderr = log
     start = time.time()
-    from ..review.provenance import code_version, write_job_provenance  # provenance hook (review/provenance.py)
+    from .provenance import code_version, write_job_provenance
 
     code = code_version()  # once per job, at its start: the code that runs
     requested = config_device(smk) if device else None

@@ -1,11 +1,11 @@
-"""Training job bodies (pipeline.jobs.train_run): a rerun job restores finished members instead of
+"""Training job bodies (pipeline.training_jobs.train_run): a rerun job restores finished members instead of
 training them again (Snakemake deletes every output of a failed or rerun pack job)."""
 
 import json
 
 import pytest
 
-from icl_kmeans.pipeline.jobs import train_run
+from icl_kmeans.pipeline.training_jobs import train_run
 from icl_kmeans.pipeline.taskfiles import write_validation_set
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -52,7 +52,7 @@ def test_a_bundle_trains_each_of_its_stacks_and_equals_them_trained_alone(tmp_pa
     together and writes every member's outputs, equal to those of the stacks trained as their own jobs."""
     import torch
 
-    from icl_kmeans.pipeline.jobs import train_stack_job
+    from icl_kmeans.pipeline.training_jobs import train_stack_job
 
     def members(root, specs):
         out = []

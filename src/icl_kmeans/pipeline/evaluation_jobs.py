@@ -9,8 +9,8 @@ import pandas as pd
 import pyarrow as pa
 from tqdm.auto import tqdm
 
+from ..atomic import atomic_write_parquet
 from ..training import model_from_checkpoint, resolve_device
-from .jobs import write_parquet
 from .schemas import DISSIMILARITY_SCHEMA, LANDSCAPE_SCHEMA, MULTISTEP_SCHEMA, PROFILE_SCHEMA
 from .taskfiles import load_tasks
 
@@ -19,7 +19,7 @@ BASELINE_NAMES = {"lloyd": "Lloyd", "em": "EM"}
 
 def _write(df: pd.DataFrame, schema: pa.Schema, out) -> None:
     df = df[schema.names].sort_values([c for c in schema.names if c not in ("value", "emd")], kind="stable")
-    write_parquet(pa.Table.from_pandas(df, schema=schema, preserve_index=False), out)
+    atomic_write_parquet(out, pa.Table.from_pandas(df, schema=schema, preserve_index=False))
 
 
 def _split_model_key(key: str) -> tuple[str, str | None]:

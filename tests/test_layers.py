@@ -1,0 +1,42 @@
+"""The pipeline writes, the review reads: no module of icl_kmeans.pipeline imports icl_kmeans.review, so
+the two packages never import each other in a circle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "icl_kmeans"
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Absolute names of the modules a file imports (relative imports resolved against its package)."""
+    package = list(path.relative_to(SRC).with_suffix("").parts[:-1])
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            names.add(module)
+            names |= {f"{module}.{alias.name}" for alias in node.names}  # `from . import review`
+    return names
+
+
+def imports_of(subpackage: str) -> dict[str, set[str]]:
+    return {str(p.relative_to(SRC)): imported_modules(p) for p in sorted((PACKAGE / subpackage).rglob("*.py"))}
+
+
+def test_the_resolver_sees_relative_and_absolute_imports():
+    module = PACKAGE / "pipeline" / "job_context.py"
+    assert "icl_kmeans.pipeline.provenance" in imported_modules(module)
+    assert "icl_kmeans.pipeline.provenance" in imported_modules(PACKAGE / "review" / "manifest.py")
+
+
+def test_no_pipeline_module_imports_the_review():
+    offenders = {path: sorted(n for n in names if n == "icl_kmeans.review" or n.startswith("icl_kmeans.review."))
+                 for path, names in imports_of("pipeline").items()}
+    offenders = {path: names for path, names in offenders.items() if names}
+    assert not offenders, offenders

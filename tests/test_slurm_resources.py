@@ -1,0 +1,89 @@
+"""What a job asks SLURM for (no cluster needed): the shipped profile holds only how to run on SLURM and
+the site settings; each rule declares its own resources, and the GPU rules take the site's GPU partition
+and model from the environment."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PROFILE = REPO / "workflow" / "profiles" / "slurm"
+GPU_RULES = {"train", "evaluate_multistep", "evaluate_landscape", "profile_timing"}
+SITE = {
+    "ICL_KMEANS_SLURM_ACCOUNT": "proj1", "ICL_KMEANS_SLURM_PARTITION": "gpu",
+    "ICL_KMEANS_SLURM_CPU_PARTITION": "cpu", "ICL_KMEANS_GPU_MODEL": "a100",
+    "ICL_KMEANS_SLURM_QOS": "high", "ICL_KMEANS_SLURM_EXTRA": "--constraint=ib",
+}
+
+
+def render(env: dict[str, str]) -> dict:
+    """The profile as snakemake reads it (a YTE template) under the given site variables."""
+    import yte
+
+    saved = {k: os.environ.pop(k) for k in SITE if k in os.environ}
+    os.environ.update(env)
+    try:
+        return yte.process_yaml(io.StringIO((PROFILE / "profile.yaml").read_text()), require_use_yte=True)
+    finally:
+        for k in env:
+            os.environ.pop(k, None)
+        os.environ.update(saved)
+
+
+def job_resources(*config: str, env: dict[str, str]) -> dict[str, list[dict]]:
+    """rule -> the resources of each of its jobs, as `snakemake -n` prints them."""
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "2", "fig6", "fig3", "table1",
+                           "--config", *config], cwd=REPO, capture_output=True, text=True,
+                          env={**{k: v for k, v in os.environ.items() if k not in SITE}, **env})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    jobs: dict[str, list[dict]] = {}
+    rule = None
+    for line in (proc.stdout + proc.stderr).splitlines():
+        if m := re.match(r"^\s*(?:local)?rule (\S+):$", line):
+            rule = m.group(1)
+        elif (m := re.match(r"^\s*resources: (.*)$", line)) and rule:
+            jobs.setdefault(rule, []).append(dict(kv.split("=", 1) for kv in m.group(1).split(", ")))
+            rule = None
+    return jobs
+
+
+def test_the_profile_holds_how_to_run_on_slurm_and_no_rule_resources():
+    prof = render({})
+    assert prof["executor"] == "slurm" and prof["jobs"] > 0 and prof["retries"] >= 1 and prof["latency-wait"] > 0
+    assert "set-resources" not in prof and "groups" not in prof  # declared in the rules
+    assert "gpu" not in prof["default-resources"]
+    assert not any(k in prof["default-resources"] for k in ("slurm_account", "slurm_partition", "slurm_extra"))
+    assert prof["group-components"]["train"] > 1  # rule train's group "train" is packed
+    assert prof["resources"]["gpu"] == 1 and prof["set-resource-scopes"]["gpu"] == "local"
+
+
+def test_the_profile_reads_the_site_settings_from_the_environment():
+    prof = render(SITE)
+    dr = prof["default-resources"]
+    assert dr["slurm_account"] == "proj1" and dr["slurm_partition"] == "cpu"
+    assert dr["slurm_extra"] == "'--constraint=ib'"  # quoted: a Python string expression
+    assert prof["slurm-qos"] == "high"
+
+
+def test_gpu_rules_declare_one_gpu_and_the_site_gpu_partition():
+    per_seed = job_resources("preset=smoke", "train_jobs=seed", env=SITE)
+    stacked = job_resources("preset=smoke", "train_jobs=stack", env={})
+    assert GPU_RULES <= set(per_seed), sorted(per_seed)
+    stack_rules = [r for r in stacked if r.startswith("train_stack_")]
+    assert stack_rules, sorted(stacked)
+    for rule, jobs in per_seed.items():
+        for res in jobs:
+            if rule in GPU_RULES:
+                assert res["gpu"] == "1" and res["cpus_per_gpu"] == "4" and int(res["runtime"]) > 0, (rule, res)
+                assert res["slurm_partition"] == "gpu" and res["gpu_model"] == "a100", (rule, res)
+            else:
+                assert "gpu" not in res and "slurm_partition" not in res, (rule, res)
+    for rule in stack_rules:
+        for res in stacked[rule]:
+            assert res["gpu"] == "1" and int(res["runtime"]) == 8 * 60, (rule, res)
+            assert "slurm_partition" not in res and "gpu_model" not in res, (rule, res)  # no site settings given
