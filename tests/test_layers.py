@@ -40,3 +40,11 @@ def test_no_pipeline_module_imports_the_review():
                  for path, names in imports_of("pipeline").items()}
     offenders = {path: names for path, names in offenders.items() if names}
     assert not offenders, offenders
+
+
+def test_the_bench_modules_import_each_other_in_one_direction_and_use_public_names():
+    """bench runs bench_stack's section; bench_stack never imports bench, nor private names of stacked."""
+    stack_side = imported_modules(PACKAGE / "bench_stack.py")
+    assert "icl_kmeans.bench" not in stack_side and not any(n.startswith("icl_kmeans.bench.") for n in stack_side)
+    private = sorted(n for n in stack_side if n.startswith("icl_kmeans.stacked.") and n.split(".")[-1].startswith("_"))
+    assert not private, private

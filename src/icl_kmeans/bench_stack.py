@@ -15,7 +15,7 @@ import os
 
 import torch
 
-from .bench import time_round_robin
+from .timing import time_round_robin
 
 SHAPES = {  # name -> (d, k, n, batch)
     "quick": (4, 6, 128, 8),
