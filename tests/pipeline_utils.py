@@ -28,7 +28,7 @@ def snakemake_cmd(*args) -> list[str]:
     return [sys.executable, "-m", "snakemake", *args]
 
 
-def run_snakemake(cwd: Path, *args, timeout=900, check=True) -> subprocess.CompletedProcess:
+def run_snakemake(cwd: Path, *args, timeout=1800, check=True) -> subprocess.CompletedProcess:
     proc = subprocess.run(snakemake_cmd(*args), cwd=cwd, capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n"

@@ -33,7 +33,7 @@ def _git(cwd, *args):
     return subprocess.run([*GIT, *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-def snakemake(cwd, *args, timeout=900) -> subprocess.CompletedProcess:
+def snakemake(cwd, *args, timeout=1800) -> subprocess.CompletedProcess:
     # Every job imports icl_kmeans from the checkout it runs in (not from an editable install elsewhere).
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(cwd) / "src"), os.environ.get("PYTHONPATH", "")])}
     return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, capture_output=True, text=True,

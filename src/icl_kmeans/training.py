@@ -9,8 +9,12 @@ what the uninterrupted run alone would have drawn.
 from __future__ import annotations
 
 import dataclasses
+import io
 import math
 import os
+import struct
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -174,7 +178,41 @@ def relative_loss(model: ClusterTransformer, tasks: TaskBatch, chunk: int = 64) 
 
 def atomic_save(obj, path: Path) -> None:
     """torch.save, crash-safe (see icl_kmeans.atomic)."""
-    atomic_write(path, lambda tmp: torch.save(obj, tmp))
+    atomic_write(path, lambda tmp: _save_to(obj, tmp))
+
+
+SERIALIZATION_ID = ".data/serialization_id"
+
+
+def _save_to(obj, path: Path) -> None:
+    """torch.save, so that the same object gives the same bytes (a task set the review writes again is
+    checked by its sha256): through a buffer, so the archive inside is named "archive" and not after
+    the temporary file (whose name holds the writer's pid), and with the random id torch writes into
+    every archive (SERIALIZATION_ID, read only to tell archives apart) set to zeros."""
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    data = bytearray(buf.getvalue())
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as z:
+        info = next((i for i in z.infolist() if i.filename.endswith(SERIALIZATION_ID)), None)
+        if info is not None:
+            name_len, extra_len = struct.unpack("<HH", data[info.header_offset + 26:info.header_offset + 30])
+            start = info.header_offset + 30 + name_len + extra_len
+            data[start:start + info.file_size] = b"0" * info.file_size
+            crc = struct.pack("<I", zlib.crc32(b"0" * info.file_size))
+            data[info.header_offset + 14:info.header_offset + 18] = crc
+            _patch_central_crc(data, info.filename.encode(), crc)
+    path.write_bytes(bytes(data))
+
+
+def _patch_central_crc(data: bytearray, name: bytes, crc: bytes) -> None:
+    """The CRC-32 of the record `name` in the zip's central directory."""
+    pos = data.find(b"PK\x01\x02")
+    while pos != -1:
+        name_len, extra_len, comment_len = struct.unpack("<HHH", data[pos + 28:pos + 34])
+        if data[pos + 46:pos + 46 + name_len] == name:
+            data[pos + 16:pos + 20] = crc
+            return
+        pos = data.find(b"PK\x01\x02", pos + 46 + name_len + extra_len + comment_len)
 
 
 class CorruptCheckpointError(ValueError):

@@ -13,7 +13,10 @@ FIELDS = ("X", "C", "labels", "locations", "scales", "weights")
 
 
 def save_tasks(batch: TaskBatch, path, /, **generator) -> None:
-    atomic_save({**{f: getattr(batch, f) for f in FIELDS}, "params": batch.params, "generator": generator}, Path(path))
+    # generator keys sorted: the same set written again from the manifest's (canonical, sorted) params
+    # gives the same bytes
+    atomic_save({**{f: getattr(batch, f) for f in FIELDS}, "params": batch.params,
+                 "generator": dict(sorted(generator.items()))}, Path(path))
 
 
 def load_tasks(path, device="cpu") -> TaskBatch:
