@@ -203,9 +203,10 @@ def test_captions_exist_and_render(settings):
     for fig in studies.TARGETS:
         path = REPO / "workflow/report" / f"{fig}.rst"
         assert path.exists(), path
-        params = type("P", (), {"scale": figures.scale_line(fig, settings)})
+        panels = figures.caption_line(fig, settings) if fig != "table1" else ""
+        params = type("P", (), {"scale": figures.scale_line(fig, settings), "panels": panels})
         text = jinja2.Environment().from_string(path.read_text()).render(snakemake=type("S", (), {"params": params}))
-        assert "smoke preset" in text
+        assert "smoke preset" in text and panels in text
         with warnings.catch_warnings():  # Snakemake's own call (writer_name) is deprecated in docutils 0.22
             warnings.simplefilter("ignore", PendingDeprecationWarning)
             html = publish_parts(text, writer_name="html", settings_overrides={"report_level": 2, "halt_level": 2})
@@ -273,6 +274,49 @@ def test_a_panel_whose_runs_all_diverged_says_no_false_M_and_shows_its_one_point
                                                                           diverged_step=2)
     figure = figures.draw("fig10", pd.concat([ok, bad], ignore_index=True), s)
     titles = [ax.get_title() for ax in figure.axes if ax.get_title()]
-    assert titles == ["d=4", "d=32"], titles
+    assert titles == [f"d=4\n(M={s['steps']}, before the learning transition)", "d=32"], titles
     val_line = figure.axes[3].lines[0]
     assert len(val_line.get_xdata()) == 1 and val_line.get_marker() == "o"
+
+
+def test_short_curves_are_drawn_faint_and_their_panels_say_so():
+    """The quick preset: a panel of 150-step runs is a pipeline check (faint, grey, titled so); a panel
+    that mixes long L2 and short NE curves (Fig 4 at tau = 0.1) names both; a long panel says its M."""
+    from icl_kmeans.pipeline import settings as settings_mod
+    from icl_kmeans.pipeline.figures.common import FAINT
+    from icl_kmeans.pipeline.figures.training import SHORT_FACE
+
+    s = figures.figure_settings("fig10", settings_mod.resolve({}, REPO / "workflow"))
+    short = _training_rows({1: [5] * 150}, {1: [0, 150]})
+    long_l2 = _training_rows({1: [5] * 2000}, {1: [0, 2000]}).assign(d=32, run="L")
+    short_ne = short.assign(d=32, curve="OH:NE", regularizer="NE", run="S")
+    long_only = _training_rows({1: [5] * 3000}, {1: [0, 3000]}).assign(d=16, run="X")
+    figure = figures.draw("fig10", pd.concat([short, long_l2, short_ne, long_only], ignore_index=True), s)
+    top = [ax for ax in figure.axes if ax.get_title()]
+    assert [ax.get_title() for ax in top] == [
+        "d=4\n(M=150, before the learning transition)",
+        "d=16 (M=3000)",
+        "d=32\n(M=2000: OH:L2; others M=150, before the learning transition)"]
+    alphas = {ax.get_title(): {ln.get_label(): ln.get_alpha() for ln in ax.lines} for ax in top}
+    assert alphas[top[0].get_title()] == {"OH:L2": FAINT}
+    assert alphas[top[1].get_title()] == {"OH:L2": 1.0}
+    assert alphas[top[2].get_title()] == {"OH:L2": 1.0, "OH:NE": FAINT}
+    from matplotlib.colors import to_hex
+    assert to_hex(top[0].get_facecolor()) == SHORT_FACE and to_hex(top[2].get_facecolor()) != SHORT_FACE
+
+
+def test_captions_list_the_panels_that_test_the_paper():
+    from icl_kmeans.pipeline import settings as settings_mod
+
+    quick = settings_mod.resolve({}, REPO / "workflow")
+    assert figures.caption_line("fig10", quick) == (
+        "Panels from long runs, which test the paper at this scale: d=4 τ=0.1 (M=8000); d=32 τ=0.1 (M=4000). "
+        "Pipeline checks, drawn lighter (M=150, before the learning transition): the other panels.")
+    fig8 = figures.caption_line("fig8", quick)
+    assert "Pipeline checks" not in fig8 and all(f"trained on {f}" in fig8 for f in
+                                                 ("normal", "cauchy", "gumbel", "laplace", "lognormal"))
+    assert "Long curves only (OH:L2, BN:L2, NA:L2 at M=2000" in figures.caption_line("fig4", quick)
+    assert figures.caption_line("fig11", quick).startswith("No panel tests the paper at this scale.")
+    paper = settings_mod.resolve({"preset": "paper"}, REPO / "workflow")
+    assert figures.caption_line("fig10", paper) == "Every panel is drawn from runs trained for the preset's M = 10000."
+    assert figures.caption_line("fig9", quick).startswith("No trained models")

@@ -181,3 +181,25 @@ def test_small_stacks_are_bundled_into_few_jobs_and_every_pair_is_trained_once()
             assert studies.stack_work(st, members) * studies.BUNDLE_SHARE <= 2 * largest
         else:
             assert parts == {name}
+
+
+def test_long_cells_select_their_families_and_regularizers():
+    """The quick preset trains Fig 8's L2 models of every family long (M = 2000), the NE models of those
+    families and everything off the cells briefly; the normal cell keeps all six curves long."""
+    quick = settings.resolve({}, REPO / "workflow")
+    st = studies.build(quick)
+    steps = {(c["family"], c["embedding"], c["regularizer"]): c["steps"] for c in st.runs.values()
+             if (c["d"], c["k"], c["tau"], c["n"], c["lr"], c["clip_grad"]) == (32, 10, 0.1, 64, 0.01, None)
+             and c["isotropic"] and c["equal_weights"] and c["scale"] == 0.1}
+    for fam in ("cauchy", "gumbel", "laplace", "lognormal"):
+        for e in ("OH", "BN", "NA"):
+            assert steps[(fam, e, "L2")] == 2000 and steps[(fam, e, "NE")] == quick["steps"], (fam, e)
+    assert {steps[("normal", e, r)] for e in ("OH", "BN", "NA") for r in ("NE", "L2")} == {3000}
+    for model in st.evaluations["fig8"]["models"].values():  # the whole 5 x 5 grid is drawn from long runs
+        assert st.runs[model]["steps"] >= 2000
+    cell = dict(d=32, k=10, tau=1.0, steps=40, families=["gumbel"], regularizers=["NE"])
+    st = studies.build(settings.resolve({"preset": "smoke", "headline_cells": [cell]}, REPO / "workflow"))
+    long = {(c["family"], c["regularizer"]) for c in st.runs.values() if c["steps"] == 40}
+    assert long == {("gumbel", "NE")}
+    with pytest.raises(settings.ConfigError, match="headline_cells"):
+        settings.resolve({"headline_cells": [dict(cell, families=["uniform"])]}, REPO / "workflow")

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from icl_kmeans.constants import FAMILIES
 from icl_kmeans.pipeline import settings as settings_mod
 from icl_kmeans.review import claims as C
 from icl_kmeans.review import manifest as M
@@ -211,6 +212,16 @@ def _write_tables(root: Path, tables: dict) -> Path:
     return root
 
 
+def _fig8_model(good: bool, test: str, train: str, t: int) -> float:
+    """Fig 8 as the paper describes it (good): cauchy-trained models diverge everywhere; the others improve
+    (below Lloyd's 0.9 off cauchy) and barely move on cauchy tasks (above Lloyd's 0.5 there)."""
+    if not good:
+        return 1.0 - 0.1 * t
+    if train == "cauchy":
+        return 1.0 + 0.1 * t
+    return 1.0 - (0.01 if test == "cauchy" else 0.1) * t
+
+
 def _paper_like(good: bool) -> dict:
     """Tables on which every claim holds (good) or fails (not good)."""
     def rel(cell, curve, metric, step):
@@ -236,8 +247,9 @@ def _paper_like(good: bool) -> dict:
         return 1.0 - 0.2 * t if good else 1.0 + 0.2 * t
 
     fig6 = _multistep("fig6", ["normal"], model6, lambda ts, t: 1.0 - 0.1 * t if good else 0.0 - t)
-    fig8 = _multistep("fig8", ["normal", "cauchy"], lambda ts, fam, curve, mode, t: 1.0 - 0.1 * t,
-                      lambda ts, t: -5.0 if good else 5.0, modes=("reembed",), families=("normal", "cauchy"))
+    fig8 = _multistep("fig8", FAMILIES, lambda ts, fam, curve, mode, t: _fig8_model(good, ts, fam, t),
+                      lambda ts, t: (0.5 if ts == "cauchy" else 0.9) if good else (5.0 if ts == "cauchy" else -5.0),
+                      modes=("reembed",), families=FAMILIES)
     table1 = _profile("table1", [32], [6, 25, 400], lambda d, k, e: (k if e == "OH" else 20.0) if good
                       else (1.0 if e == "OH" else k / 100), lighter_bn=good)
     fig1 = _profile("fig1", [4, 16], [10, 100], lambda d, k, e: (k if e == "OH" else 20.0) if good else 1.0)
@@ -328,12 +340,62 @@ def test_a_non_finite_multistep_curve_fails_its_claim_and_is_named(tmp_path, cid
     assert where["curve"] in out.loc[cid, "detail"] and str(SEEDS[0]) in out.loc[cid, "detail"]
 
 
+def _set_fig8(tables, value, **where):
+    df = tables["fig8"]
+    hit = np.ones(len(df), dtype=bool)
+    for key, v in where.items():
+        hit &= df[key].isin(v if isinstance(v, (list, tuple)) else [v]).to_numpy()
+    df.loc[hit, "value"] = value(df[hit])
+
+
+def test_claim_10a_holds_in_a_fixed_share_of_the_lower_right_cells(tmp_path):
+    """10a allows 25% of the 32 (train, test, curve) triples to miss Lloyd's (CLAIM10A_MIN_FRACTION)."""
+    others = list(C.OTHER_FAMILIES)
+    for n_bad, status in ((8, C.PASS), (9, C.FAIL)):
+        tables = _paper_like(True)
+        cells = [(tr, te, cv) for tr in others for te in others for cv in ("OH:L2", "BN:L2")][:n_bad]
+        for tr, te, cv in cells:  # above Lloyd's 0.9 at T
+            _set_fig8(tables, lambda d: 2.0, train_family=tr, testset=te, curve=cv)
+        out = C.check(_write_tables(tmp_path / f"r{n_bad}", tables), resolved("paper")).set_index("id")
+        assert out.loc["10a", "status"] == status and out.loc["10a", "measured"] == f"{32 - n_bad}/32"
+
+
+def test_claim_10b_counts_a_non_finite_model_as_diverged_and_fails_on_one_flat_cell(tmp_path):
+    tables = _paper_like(True)
+    _set_fig8(tables, lambda d: np.where(d["t"] == d["t"].max(), np.inf, 1.0), train_family="cauchy", curve="NA:L2")
+    out = C.check(_write_tables(tmp_path / "inf", tables), resolved("paper")).set_index("id")
+    assert out.loc["10b", "status"] == C.PASS, out.loc["10b", "detail"]
+    assert "cauchy->gumbel NA:L2: inf" in out.loc["10b", "detail"]
+    tables = _paper_like(True)
+    _set_fig8(tables, lambda d: 1.0 - 0.1 * d["t"], train_family="cauchy", testset="laplace", curve="BN:L2")
+    out = C.check(_write_tables(tmp_path / "flat", tables), resolved("paper")).set_index("id")
+    assert out.loc["10b", "status"] == C.FAIL and "cauchy->laplace BN:L2: -0.2" in out.loc["10b", "detail"]
+
+
+@pytest.mark.parametrize("how,value", [("diverges", lambda d: 1.0 + 0.1 * d["t"]), ("beats Lloyd", lambda d: 0.1 + 0 * d["t"])])
+def test_claim_10c_fails_when_one_model_diverges_or_beats_lloyd_on_cauchy_tasks(tmp_path, how, value):
+    tables = _paper_like(True)
+    _set_fig8(tables, value, train_family="laplace", testset="cauchy", curve="OH:L2")
+    out = C.check(_write_tables(tmp_path / "r", tables), resolved("paper")).set_index("id")
+    assert out.loc["10c", "status"] == C.FAIL and out.loc["10c", "measured"] == "7/8", (how, out.loc["10c", "detail"])
+    assert out.loc["10a", "status"] == C.PASS and out.loc["10b", "status"] == C.PASS
+
+
+def test_claims_10_are_not_run_without_the_grid(tmp_path):
+    tables = _paper_like(True)
+    tables["fig8"] = tables["fig8"][tables["fig8"]["train_family"].isin(["normal", "cauchy", None])
+                                    | tables["fig8"]["curve"].eq("Lloyd")]
+    out = C.check(_write_tables(tmp_path / "r", tables), resolved("paper")).set_index("id")
+    assert (out.loc[["10a", "10c"], "status"] == C.NOT_RUN).all(), out.loc[["10a", "10c"], "detail"]
+    assert out.loc["10b", "status"] == C.PASS  # the cauchy column alone decides it
+
+
 def test_thresholds_are_constants_of_the_module():
     import inspect
 
     src = inspect.getsource(C)
     for name in ("REL_VAL_ONE", "CLAIM2_MIN_FRACTION", "CONVERGED_REL_VAL", "K_OVER_D", "GAP_NORMAL_MAX",
-                 "GAP_CAUCHY_MIN", "GAP_RATIO_MIN", "DIVERGE_MIN_SEEDS"):
+                 "GAP_CAUCHY_MIN", "GAP_RATIO_MIN", "DIVERGE_MIN_SEEDS", "CLAIM10A_MIN_FRACTION", "CLAIM10_MARGIN"):
         assert f"\n{name} = " in src
 
 

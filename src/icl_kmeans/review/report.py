@@ -59,11 +59,11 @@ def _table(df: pd.DataFrame, status_cols=("status",), max_rows: int | None = Non
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>{more}"
 
 
-def render_caption(template: str, scale: str, settings: dict, fig: str) -> str:
+def render_caption(template: str, scale: str, settings: dict, fig: str, panels: str = "") -> str:
     """The figure rule's caption (Jinja, like Snakemake's report) rendered to HTML (reStructuredText).
     Without jinja2 (the review conda env has none) `{{ snakemake.params.<name> }}` is substituted; without
     docutils the text is shown as paragraphs."""
-    params = {"scale": scale, "fig": fig, "settings": settings}
+    params = {"scale": scale, "fig": fig, "settings": settings, "panels": panels}
     try:
         import jinja2
 
@@ -117,7 +117,7 @@ def package_summary(manifest: pd.DataFrame) -> pd.DataFrame:
 def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str, findings, notes, comparisons,
                  claims: pd.DataFrame, figures_dir, report_dir, current_code: dict, verdict: bool,
                  results="results") -> Path:
-    from ..pipeline.figures import scale_line
+    from ..pipeline.figures import caption_line, scale_line
     from ..pipeline.studies import FIGURES
 
     settings = meta.get("settings", {})
@@ -182,7 +182,11 @@ def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str,
             scale = scale_line(fig, settings)
         except Exception:  # noqa: BLE001
             scale = f"{preset} preset"
-        caption = render_caption(template, scale, settings, fig) if template else f"<p>{_e(scale)}</p>"
+        try:
+            panels = caption_line(fig, settings) if fig != "table1" else ""
+        except Exception:  # noqa: BLE001 -- settings of an older run: the caption goes without the panel line
+            panels = ""
+        caption = render_caption(template, scale, settings, fig, panels) if template else f"<p>{_e(scale)}</p>"
         if fig == "table1":
             md = Path(results) / "tables" / "table1.md"
             csv = Path(results) / "tables" / "table1.csv"

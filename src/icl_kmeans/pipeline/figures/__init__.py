@@ -35,6 +35,7 @@ from ...profile_table import relative_gain
 from .common import PALETTE, require, save, style
 from .heatmaps import plot_dissimilarity, plot_fig3, plot_fig5
 from .multistep import plot_family_grid, plot_fig6, plot_fig7, plot_fig12, plot_fig_em
+from .panels import caption_line
 from .profile import plot_fig1
 from .scale import SCALE_KEYS, figure_settings, kind, paper_settings, scale_line
 from .training import plot_training
@@ -66,5 +67,5 @@ def plot(fig: str, table, pdf, png, settings: dict) -> None:
     save(figure, pdf, png)
 
 
-__all__ = ["plot", "draw", "scale_line", "figure_settings", "kind", "paper_settings", "relative_gain", "emd_matrix",
+__all__ = ["plot", "draw", "scale_line", "caption_line", "figure_settings", "kind", "paper_settings", "relative_gain", "emd_matrix",
            "PALETTE", "SCALE_KEYS"]

@@ -107,8 +107,13 @@ def thin(data: pd.DataFrame, x: str, max_points: int = MAX_POINTS) -> pd.DataFra
     return data[data[x].isin(keep)]
 
 
-def draw_lines(ax, data: pd.DataFrame, x: str, y: str = "value", curves=None, markers: bool = False) -> None:
-    """Median over seeds with the inter-quartile ribbon, one line per curve (paper colours and dashes)."""
+FAINT = 0.35  # the opacity of a curve trained for the preset's short M (figures.panels)
+
+
+def draw_lines(ax, data: pd.DataFrame, x: str, y: str = "value", curves=None, markers: bool = False,
+               faint=()) -> None:
+    """Median over seeds with the inter-quartile ribbon, one line per curve (paper colours and dashes);
+    the curves in `faint` (short runs, a pipeline check) drawn at FAINT opacity."""
     band = median_band(thin(data, x), x, y)
     order = curve_order(curves if curves is not None else data["curve"].unique())
     for c in order:
@@ -118,12 +123,13 @@ def draw_lines(ax, data: pd.DataFrame, x: str, y: str = "value", curves=None, ma
         color, dash = PALETTE.get(c, "#777777"), DASHES.get(c, "")
         z = 3 if c in ("Lloyd", "EM") else 2
         # a curve of one point (every seed diverged before its second validation) is drawn as a dot
-        (line,) = ax.plot(b[x], b["median"], color=color, lw=1.5, label=c, zorder=z,
+        alpha = FAINT if c in faint else 1.0
+        (line,) = ax.plot(b[x], b["median"], color=color, lw=1.5, label=c, zorder=z, alpha=alpha,
                           marker="o" if markers or len(b) == 1 else None, ms=4)
         if dash:
             line.set_dashes(dash)
         if (b["q75"] > b["q25"]).any():
-            ax.fill_between(b[x], b["q25"], b["q75"], color=color, alpha=0.2, lw=0, zorder=z - 1)
+            ax.fill_between(b[x], b["q25"], b["q75"], color=color, alpha=0.2 * alpha, lw=0, zorder=z - 1)
 
 
 def legend(fig, curves, top_inches: float) -> None:

@@ -69,6 +69,16 @@ def training_name(s: dict) -> str:
     return TRAINING_NAMES[choice]
 
 
+def _cell_runs(cell: dict) -> str:
+    """Which runs of a headline cell are long, where it is not the six curves on normal tasks."""
+    out = ""
+    if cell.get("regularizers"):
+        out += ", " + "/".join(cell["regularizers"])
+    if cell.get("families", ["normal"]) != ["normal"]:
+        out += ", trained on " + "/".join(cell["families"])
+    return out
+
+
 def _scale_parts(fig: str, s: dict) -> list[str]:
     k = kind(fig)
     nseeds = s["seeds"] if isinstance(s["seeds"], int) else len(s["seeds"])
@@ -79,7 +89,7 @@ def _scale_parts(fig: str, s: dict) -> list[str]:
     cells = s.get("headline_cells") or []
     if cells and k in TRAINED:
         trained.append("longer at the headline cells " + "; ".join(
-            f"(d={c['d']}, k={c['k']}, tau={c['tau']:g}): M={c['steps']}, B={c.get('batch', s['batch'])}"
+            f"(d={c['d']}, k={c['k']}, tau={c['tau']:g}{_cell_runs(c)}): M={c['steps']}, B={c.get('batch', s['batch'])}"
             for c in cells))
     if k == "training":
         return trained + [f"validation on {s['val_batches'] * s['batch']} tasks every {s['eval_every']} steps"]

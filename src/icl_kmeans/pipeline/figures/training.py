@@ -14,6 +14,7 @@ import pandas as pd
 
 from .common import (METRIC_LABELS, combos, curve_order, draw_lines, facet_label, finish, finite, integer_x, log_y,
                      require, select_rows)
+from .panels import is_short, short_title
 
 # Facet keys that select a block of two rows (the rest are columns).
 BLOCKS = {"fig4": ["tau"], "fig10": ["d"], "fig11": ["d"], "fig13": ["d"], "fig14": ["tau"], "fig15": ["k"],
@@ -84,17 +85,15 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
             where = ", ".join(labels)
             if (block_keys + col_keys)[:1] == ["panel"]:
                 where = labels[0] + " " + ", ".join(labels[1:])
-            # M is where the runs that did not diverge stopped (a diverged run stops early)
-            finished = panel.loc[panel["status"] != "diverged", "step"]
-            panel_m = int(finished.max()) if len(finished) else None
-            if not timed and usual_m is not None and panel_m is not None and panel_m != usual_m:
-                where += f" (M={panel_m})"
+            short, where = _length_title(panel, where, fig_id, settings, usual_m, timed)
             for r, metric in enumerate(("train_loss", "rel_val_loss")):
                 ax = axes[2 * b + r, c]
                 data = require(panel[panel["metric"] == metric], fig_id, f"{metric} at {where}")
                 data, bad = finite(data)
                 require(data, fig_id, f"finite {metric} at {where}")
-                draw_lines(ax, data, x=x, curves=curves)
+                draw_lines(ax, data, x=x, curves=curves, faint=short)
+                if short and short >= set(data["curve"]):
+                    ax.set_facecolor(SHORT_FACE)
                 log_y(ax)
                 if not timed:
                     integer_x(ax)
@@ -110,6 +109,33 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
     extra = f"{len(div)} diverged (run, seed) pairs kept (curves end at their last finite step)" if len(div) else ""
     finish(figure, fig_id, settings, legend_curves=curves, extra=extra)
     return figure
+
+
+SHORT_FACE = "#f3f3f3"  # the background of a panel whose runs all stopped at the short M (a pipeline check)
+
+
+def curve_ms(panel: pd.DataFrame) -> dict:
+    """curve -> M, where the curve's runs that did not diverge stopped (a diverged run stops early)."""
+    finished = panel[panel["status"] != "diverged"]
+    return {c: int(g["step"].max()) for c, g in finished.groupby("curve")}
+
+
+def _length_title(panel, where, fig_id, settings, usual_m, timed) -> tuple[set, str]:
+    """The curves of a panel trained for the preset's short M (drawn faint), and the panel title with
+    its M: `(M=3000)` for long runs, `(M=150, before the learning transition)` for short ones."""
+    ms = curve_ms(panel)
+    short = {c for c, m in ms.items() if is_short(m, fig_id, settings)}
+    long_ms = sorted({m for c, m in ms.items() if c not in short}, reverse=True)
+    if not ms:
+        return short, where
+    if short and not long_ms:
+        return short, where + "\n(" + short_title(max(ms[c] for c in short)) + ")"
+    if short:
+        long = ", ".join(curve_order(set(ms) - short))
+        return short, where + f"\n(M={'/'.join(map(str, long_ms))}: {long}; others {short_title(min(ms[c] for c in short))})"
+    if not timed and long_ms != [usual_m]:
+        where += f" (M={'/'.join(map(str, long_ms))})"
+    return short, where
 
 
 def diverged_note(ax, panel: pd.DataFrame) -> None:
