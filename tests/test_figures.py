@@ -296,7 +296,7 @@ def test_short_curves_are_drawn_faint_and_their_panels_say_so():
     assert [ax.get_title() for ax in top] == [
         "d=4\n(M=150, before the learning transition)",
         "d=16 (M=3000)",
-        "d=32\n(M=2000: OH:L2; others M=150, before the learning transition)"]
+        "d=32\n(L2: M=2000; NE: M=150, faint)"]
     alphas = {ax.get_title(): {ln.get_label(): ln.get_alpha() for ln in ax.lines} for ax in top}
     assert alphas[top[0].get_title()] == {"OH:L2": FAINT}
     assert alphas[top[1].get_title()] == {"OH:L2": 1.0}

@@ -100,7 +100,7 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
                 if metric == "rel_val_loss":
                     ax.axhline(1.0, ls=":", color="0.2", lw=1.2, zorder=1)
                 else:
-                    ax.set_title(where)
+                    ax.set_title(where, fontsize=8 if "\n" in where else None)
                     diverged_note(ax, panel)
                 xlabel = "wall-clock time (s, median over seeds)" if timed else "training step"
                 ax.set_xlabel(xlabel if (r == 1 and (timed or b == len(blocks) - 1)) else "")
@@ -120,6 +120,14 @@ def curve_ms(panel: pd.DataFrame) -> dict:
     return {c: int(g["step"].max()) for c, g in finished.groupby("curve")}
 
 
+def _curves_named(curves: set, present: set) -> str:
+    """`L2` when the curves are all of a regularizer's curves in the panel, else the labels."""
+    for reg in ("NE", "L2"):
+        if curves == {c for c in present if c.endswith(":" + reg)}:
+            return reg
+    return ", ".join(curve_order(curves))
+
+
 def _length_title(panel, where, fig_id, settings, usual_m, timed) -> tuple[set, str]:
     """The curves of a panel trained for the preset's short M (drawn faint), and the panel title with
     its M: `(M=3000)` for long runs, `(M=150, before the learning transition)` for short ones."""
@@ -130,9 +138,9 @@ def _length_title(panel, where, fig_id, settings, usual_m, timed) -> tuple[set, 
         return short, where
     if short and not long_ms:
         return short, where + "\n(" + short_title(max(ms[c] for c in short)) + ")"
-    if short:
-        long = ", ".join(curve_order(set(ms) - short))
-        return short, where + f"\n(M={'/'.join(map(str, long_ms))}: {long}; others {short_title(min(ms[c] for c in short))})"
+    if short:  # e.g. Fig 4 at tau = 0.1: "(L2: M=2000; NE: M=150, faint)"
+        return short, where + (f"\n({_curves_named(set(ms) - short, set(ms))}: M={'/'.join(map(str, long_ms))}; "
+                               f"{_curves_named(short, set(ms))}: M={min(ms[c] for c in short)}, faint)")
     if not timed and long_ms != [usual_m]:
         where += f" (M={'/'.join(map(str, long_ms))})"
     return short, where
