@@ -87,10 +87,11 @@ BENCHMARKS = "results/benchmarks"
 
 
 def figure_caption(fig):
-    """workflow/report/<fig>.rst with the figure's scale line filled in (the report's caption)."""
+    """workflow/report/<fig>.rst with the figure's scale line and panel line filled in (the report's caption)."""
     template = (REPO / "workflow" / "report" / f"{fig}.rst").read_text()
-    return (template.replace("{{ snakemake.params.scale }}", _figures.scale_line(fig, S))
-            .replace("{{ snakemake.params.panels }}", _figures.caption_line(fig, S)))
+    return template.replace(
+        "{{ snakemake.params.scale }}", _figures.scale_line(fig, S)
+    ).replace("{{ snakemake.params.panels }}", _figures.caption_line(fig, S))
 
 
 TABLE1_FILES = ["results/tables/table1.csv", "results/tables/table1.md"]
