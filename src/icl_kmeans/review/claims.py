@@ -563,6 +563,14 @@ def _cells_str(df: pd.DataFrame, col: str) -> str:
     return "; ".join(f"{r.train_family}->{r.testset} {r.curve}: {_fmt(getattr(r, col))}" for r in df.itertuples())
 
 
+def _finite_at_T(cells: pd.DataFrame, where: str) -> pd.DataFrame:
+    """The cells of _fig8_ends, or NonFinite naming those whose median log-objective at T is not finite."""
+    bad = cells[~np.isfinite(cells["tT"])]
+    if len(bad):
+        raise NonFinite(f"non-finite log-objective at T {where}: {_cells_str(bad, 'tT')}")
+    return cells
+
+
 @claim("10a", "science.md §10, claim 7 (Fig 8)", "fig8",
        "Models trained on the other four families generalise to each other's tasks, and OH/BN continue to "
        "significantly outperform Lloyd's there (the lower-right 4 x 4).",
@@ -572,10 +580,8 @@ def _cells_str(df: pd.DataFrame, col: str) -> str:
 def claim_10a(tables):
     """The paper (Fig 8): the models trained on gumbel, laplace, lognormal or normal tasks "generalise
     to each other's tasks" and OH/BN "continue to significantly outperform Lloyd's" there."""
-    cells = _fig8_ends(tables, OTHER_FAMILIES, OTHER_FAMILIES, ("OH:L2", "BN:L2"))
-    bad = cells[~np.isfinite(cells["tT"])]
-    if len(bad):
-        raise NonFinite(f"non-finite log-objective at T in the lower-right 4 x 4: {_cells_str(bad, 'tT')}")
+    cells = _finite_at_T(_fig8_ends(tables, OTHER_FAMILIES, OTHER_FAMILIES, ("OH:L2", "BN:L2")),
+                         "in the lower-right 4 x 4")
     lloyd = {f: lloyd_at(tables.get("fig8"), f) for f in OTHER_FAMILIES}
     cells["vs_lloyd"] = cells["tT"] - cells["testset"].map(lloyd)
     wins = cells["vs_lloyd"] < -CLAIM10_MARGIN
@@ -609,10 +615,8 @@ def claim_10b(tables):
 def claim_10c(tables):
     """The paper (Fig 8): on cauchy test tasks, OH/BN models trained on the other families "do not
     diverge" but "are not competitive with Lloyd's"."""
-    cells = _fig8_ends(tables, OTHER_FAMILIES, ("cauchy",), ("OH:L2", "BN:L2"))
-    bad = cells[~np.isfinite(cells["tT"])]
-    if len(bad):
-        raise NonFinite(f"non-finite log-objective at T on cauchy test tasks: {_cells_str(bad, 'tT')}")
+    cells = _finite_at_T(_fig8_ends(tables, OTHER_FAMILIES, ("cauchy",), ("OH:L2", "BN:L2")),
+                         "on cauchy test tasks")
     cells["vs_lloyd"] = cells["tT"] - lloyd_at(tables.get("fig8"), "cauchy")
     ok = (cells["rise"] <= CLAIM10_MARGIN) & (cells["vs_lloyd"] >= CLAIM10_MARGIN)
     return (f"{int(ok.sum())}/{len(cells)}", bool(ok.all()),

@@ -19,9 +19,9 @@ from .scale import MULTISTEP, LANDSCAPE, TRAINING
 SHORT_NOTE = "before the learning transition"
 
 
-def short_m(fig: str, s: dict) -> int:
-    """The preset's short M for a figure's runs (Fig 11 has its own)."""
-    return s["lr_sweep_steps"] if fig == "fig11" else s["steps"]
+def short_m(fig: str, s: dict) -> int | None:
+    """The preset's short M for a figure's runs (Fig 11 has its own); None where the settings lack it."""
+    return s.get("lr_sweep_steps" if fig == "fig11" else "steps")
 
 
 def is_short(m: int | None, fig: str, s: dict) -> bool:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from .common import (METRIC_LABELS, combos, curve_order, draw_lines, facet_label, finish, finite, integer_x, log_y,
                      require, select_rows)
-from .panels import is_short, short_title
+from .panels import is_short, short_m, short_title
 
 # Facet keys that select a block of two rows (the rest are columns).
 BLOCKS = {"fig4": ["tau"], "fig10": ["d"], "fig11": ["d"], "fig13": ["d"], "fig14": ["tau"], "fig15": ["k"],
@@ -72,7 +72,6 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
     # A preset's headline cells train longer than the rest (settings headline_cells): such panels say
     # their M in the title, and columns that mix M do not share the x-axis.
     last_step = df.groupby(block_keys + col_keys)["step"].max() if block_keys + col_keys else df["step"].max()
-    usual_m = settings.get("lr_sweep_steps" if fig_id == "fig11" else "steps")
     mixed = not timed and np.ndim(last_step) and pd.Series(last_step).nunique() > 1
     figure, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols + 0.6, 2.3 * nrows + 1.4), squeeze=False,
                                 sharex=False if timed or mixed else "col")
@@ -85,7 +84,7 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
             where = ", ".join(labels)
             if (block_keys + col_keys)[:1] == ["panel"]:
                 where = labels[0] + " " + ", ".join(labels[1:])
-            short, where = _length_title(panel, where, fig_id, settings, usual_m, timed)
+            short, where = _length_title(panel, where, fig_id, settings, timed)
             for r, metric in enumerate(("train_loss", "rel_val_loss")):
                 ax = axes[2 * b + r, c]
                 data = require(panel[panel["metric"] == metric], fig_id, f"{metric} at {where}")
@@ -128,7 +127,7 @@ def _curves_named(curves: set, present: set) -> str:
     return ", ".join(curve_order(curves))
 
 
-def _length_title(panel, where, fig_id, settings, usual_m, timed) -> tuple[set, str]:
+def _length_title(panel, where, fig_id, settings, timed) -> tuple[set, str]:
     """The curves of a panel trained for the preset's short M (drawn faint), and the panel title with
     its M: `(M=3000)` for long runs, `(M=150, before the learning transition)` for short ones."""
     ms = curve_ms(panel)
@@ -141,7 +140,7 @@ def _length_title(panel, where, fig_id, settings, usual_m, timed) -> tuple[set, 
     if short:  # e.g. Fig 4 at tau = 0.1: "(L2: M=2000; NE: M=150, faint)"
         return short, where + (f"\n({_curves_named(set(ms) - short, set(ms))}: M={'/'.join(map(str, long_ms))}; "
                                f"{_curves_named(short, set(ms))}: M={min(ms[c] for c in short)}, faint)")
-    if not timed and long_ms != [usual_m]:
+    if not timed and long_ms != [short_m(fig_id, settings)]:
         where += f" (M={'/'.join(map(str, long_ms))})"
     return short, where
 
