@@ -2,15 +2,12 @@
 #   snakemake --cores all                      quick preset (default), every target
 #   snakemake --cores all fig6                 one figure and only what it needs
 #   snakemake --cores all --config preset=paper --profile slurm
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.0")
 
 
 configfile: "config.yaml"
-
-
-validate(config, "workflow/schemas/config.schema.yaml", set_default=False)
 
 
 include: "workflow/rules/common.smk"

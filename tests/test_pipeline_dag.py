@@ -92,6 +92,7 @@ def test_runs_are_shared_between_figures():
     ("stack_size=0", ["stack_size", "0", "minimum"]),
     ("training=adam", ["training", "adam", "reference", "plain"]),
     ("lloyd_empty=drop", ["lloyd_empty", "drop", "keep", "reseed"]),
+    ("seeds=[1,x]", ["seeds.1", "'x'", "integer"]),
 ])
 def test_invalid_config_stops_before_any_job(override, words, tmp_path):
     proc = snakemake("-n", "--config", override, cwd=REPO)
@@ -115,6 +116,21 @@ def test_command_line_overrides_win_over_the_preset():
     s = settings.resolve({"preset": "paper", "steps": 7, "seeds": [1, 2]}, REPO / "workflow")
     assert s["steps"] == 7 and s["seeds"] == [1, 2] and s["n_points"] == 512
     assert s["overrides"] == ["seeds", "steps"]
+
+
+def test_command_line_lists_are_typed_by_the_schema():
+    # snakemake --config "seeds=[1,2]" hands over ['1', '2'] (YAML's base loader)
+    s = settings.resolve({"seeds": ["1", "2"], "fig12_eval_n": ["16", "32"], "subset": "fig10:d=32"},
+                         REPO / "workflow")
+    assert s["seeds"] == [1, 2] and s["fig12_eval_n"] == [16, 32] and s["subset"] == "fig10:d=32"
+    with pytest.raises(settings.ConfigError, match=r"seeds\.0.*'one'"):
+        settings.resolve({"seeds": ["one"]}, REPO / "workflow")
+
+
+def test_seeds_given_on_the_command_line_reach_the_dag():
+    proc = snakemake("-n", "fig2", "--config", "seeds=[11,12]", "steps=5", cwd=REPO, check=True)
+    out = proc.stdout + proc.stderr
+    assert "seed11" in out and "seed12" in out and "seed153476998" not in out
 
 
 def test_every_target_has_a_rule():

@@ -4,6 +4,8 @@ import re
 import sys
 from pathlib import Path
 
+from snakemake.utils import validate
+
 REPO = Path(workflow.basedir)
 sys.path.insert(0, str(REPO / "src"))
 
@@ -11,7 +13,9 @@ from icl_kmeans.pipeline import figures as _figures
 from icl_kmeans.pipeline import settings as _settings
 from icl_kmeans.pipeline import studies as _studies
 
+# resolve types --config's list items in place ("seeds=[1,2]" arrives as strings) and names a bad key
 S = _settings.resolve(config, REPO / "workflow")
+validate(config, str(REPO / "workflow/schemas/config.schema.yaml"), set_default=False)
 ST = _studies.build(S)
 SEEDS = S["seeds"]
 DISTS = ST.distributions()
