@@ -21,14 +21,13 @@ def reference_lloyd(X: np.ndarray, C: np.ndarray, steps: int) -> list[np.ndarray
     return out
 
 
-def reference_em(X: np.ndarray, C: np.ndarray, steps: int) -> list[np.ndarray]:
-    """EM for a k-component Gaussian mixture with one shared isotropic variance."""
+def reference_em_states(X: np.ndarray, C: np.ndarray, steps: int) -> list[tuple]:
+    """EM for a k-component Gaussian mixture with one shared isotropic variance: (mu, log_pi, var) at
+    the start and after each step."""
     n, d = X.shape
-    k = len(C)
-    mu, log_pi = C.copy(), np.full(k, -np.log(k))
-    D = ((X[:, None] - mu[None]) ** 2).sum(-1)
-    var = D.min(1).sum() / (n * d)
-    out = []
+    mu, log_pi = C.copy(), np.full(len(C), -np.log(len(C)))
+    var = ((X[:, None] - mu[None]) ** 2).sum(-1).min(1).sum() / (n * d)
+    states = [(mu, log_pi, var)]
     for _ in range(steps):
         D = ((X[:, None] - mu[None]) ** 2).sum(-1)
         logits = log_pi - D / (2 * var)
@@ -37,8 +36,13 @@ def reference_em(X: np.ndarray, C: np.ndarray, steps: int) -> list[np.ndarray]:
         mu = resp.T @ X / Nk[:, None]
         log_pi = np.log(Nk / n)
         var = (resp * ((X[:, None] - mu[None]) ** 2).sum(-1)).sum() / (n * d)
-        out.append(mu)
-    return out
+        states.append((mu, log_pi, var))
+    return states
+
+
+def reference_em(X: np.ndarray, C: np.ndarray, steps: int) -> list[np.ndarray]:
+    """The means after each EM step (reference_em_states)."""
+    return [mu for mu, _, _ in reference_em_states(X, C, steps)[1:]]
 
 
 def log_likelihood(X, mu, log_pi, var):
@@ -100,19 +104,7 @@ def test_em_matches_reference_and_increases_likelihood(seed):
             np.testing.assert_allclose(out[t, b].numpy(), ref[t], rtol=0, atol=1e-9)
     # EM's guarantee, checked on the reference's full parameters
     X, C = tasks.X[0].numpy(), tasks.C[0].numpy()
-    n, d = X.shape
-    mu, log_pi = C.copy(), np.full(len(C), -np.log(len(C)))
-    var = ((X[:, None] - mu[None]) ** 2).sum(-1).min(1).sum() / (n * d)
-    lls = [log_likelihood(X, mu, log_pi, var)]
-    for _ in range(8):
-        D = ((X[:, None] - mu[None]) ** 2).sum(-1)
-        logits = log_pi - D / (2 * var)
-        resp = np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
-        Nk = resp.sum(0)
-        mu = resp.T @ X / Nk[:, None]
-        log_pi = np.log(Nk / n)
-        var = (resp * ((X[:, None] - mu[None]) ** 2).sum(-1)).sum() / (n * d)
-        lls.append(log_likelihood(X, mu, log_pi, var))
+    lls = [log_likelihood(X, mu, log_pi, var) for mu, log_pi, var in reference_em_states(X, C, 8)]
     assert all(b >= a - 1e-9 for a, b in zip(lls, lls[1:]))
 
 
