@@ -38,6 +38,9 @@ def test_code_version_with_git(tmp_path):
     subprocess.run([*git, "commit", "-qm", "a"], check=True)
     clean = P.code_version(tmp_path)
     assert len(clean["commit"]) == 40 and clean["dirty"] is False and clean["diff_sha256"] is None
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "r.txt").write_text("an output\n")  # outputs are not code
+    assert P.code_version(tmp_path) == clean
     (tmp_path / "a.txt").write_text("b\n")
     dirty = P.code_version(tmp_path)
     assert dirty["commit"] == clean["commit"] and dirty["dirty"] is True and dirty["diff_sha256"]

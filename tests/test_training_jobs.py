@@ -26,11 +26,32 @@ def _run(tmp_path, seed=5):
     return rec, files
 
 
+def _assert_final_checkpoint_of(final, resume):
+    """final is the run's end state and weights from its resume file, without optimizer state or metrics."""
+    import torch
+
+    from icl_kmeans.training import FINAL_KEYS
+
+    a, b = torch.load(final, weights_only=False), torch.load(resume, weights_only=False)
+    assert sorted(a) == sorted(FINAL_KEYS) and {"adam", "metrics", "rng_state"} <= set(b)
+    assert all(torch.equal(a["model"][n], b["model"][n]) for n in b["model"])
+    assert {k: v for k, v in a.items() if k != "model"} == {k: b[k] for k in FINAL_KEYS if k != "model"}
+    assert final.stat().st_size < resume.stat().st_size / 2
+
+
+def test_a_final_checkpoint_is_not_resumed_from(tmp_path):
+    from icl_kmeans.training import TrainConfig, train
+
+    _, files = _run(tmp_path)
+    with pytest.raises(ValueError, match="final checkpoint"):
+        train(TrainConfig.from_dict({**CONFIG, "seed": 5}), checkpoint=files["checkpoint"])
+
+
 def test_a_rerun_job_restores_a_finished_run_without_training(tmp_path, monkeypatch):
     first, files = _run(tmp_path)
     assert first["resumed_from"] is None and first["steps_done"] == 6
     saved = {k: p.read_bytes() for k, p in files.items() if k != "record"}
-    assert (files["checkpoint"].parent / "checkpoint.pt.resume").read_bytes() == saved["checkpoint"]
+    _assert_final_checkpoint_of(files["checkpoint"], files["checkpoint"].parent / "checkpoint.pt.resume")
     for p in files.values():  # what Snakemake does to the outputs of a job it reruns or that failed
         p.unlink()
 

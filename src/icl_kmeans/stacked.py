@@ -127,6 +127,9 @@ def _restore(m: Member, ckpt: dict, dtype) -> None:
         diff = {k: (ckpt["config"].get(k), v) for k, v in m.config.to_dict().items() if ckpt["config"].get(k) != v}
         raise ValueError(f"{m.checkpoint} belongs to another configuration (checkpoint vs asked: {diff}); "
                          "delete it or use another path")
+    if "adam" not in ckpt:
+        raise ValueError(f"{m.checkpoint} is a finished run's final checkpoint (no optimizer state, "
+                         f"training.FINAL_KEYS); a run resumes from its {m.checkpoint.name}.resume file")
     adam = ckpt["adam"]
     m.params = {n: ckpt["model"][n].to(dtype) for n in m.params}
     m.exp_avg = {n: adam["exp_avg"][n].to(dtype) for n in m.params}

@@ -232,6 +232,19 @@ def load_checkpoint(path, map_location="cpu") -> dict:
     return ckpt
 
 
+# What a finished run's checkpoint.pt keeps of its resume file (stacked._save): the configuration and
+# weights that evaluation reads, and the run's end state. Left out: what only continuing needs (Adam's
+# moments, the scheduler, the dropout generator) and the per-step metrics, which the run's metrics
+# Parquet holds. At d = 32 that is 0.09 MB instead of 0.9 MB (the committed paper-scale folder keeps one a run).
+FINAL_KEYS = ("format", "config", "step", "model", "lr", "wall_time", "status", "diverged_step")
+
+
+def write_final_checkpoint(resume, path) -> None:
+    """path (atomically): the final checkpoint of the run whose resume file is `resume`."""
+    ckpt = load_checkpoint(resume)
+    atomic_save({k: ckpt[k] for k in FINAL_KEYS}, Path(path))
+
+
 def model_from_checkpoint(path, device="cpu") -> ClusterTransformer:
     ckpt = load_checkpoint(path)
     model = build_model(TrainConfig.from_dict(ckpt["config"]))

@@ -14,7 +14,7 @@ sidecar, `results/provenance/<path under results>.json` (e.g. the sidecar of
     params                      the params config_digest is the digest of (canonical JSON)
     run, seed, seeds            the training run and seed this output belongs to, where there is one
     code                        git commit, dirty flag (any change against HEAD, untracked files
-                                included) and the sha256 of `git diff HEAD`; computed once per job,
+                                included, outside results/) and the sha256 of that `git diff HEAD`; computed once per job,
                                 commit "unknown" where there is no git
     packages                    versions of the key packages (importlib.metadata, no imports)
     device                      "cuda: <name>" or "cpu: <processor>" (what the job's computations ran on)
@@ -81,13 +81,18 @@ def _git(root, *args) -> str | None:
     return out.stdout.decode(errors="replace") if out.returncode == 0 else None
 
 
+# Not code: the pipeline's outputs. Some are committed (results/paper-scale/, with the resume files of
+# runs in progress, which training rewrites): they must not make the code that computes them "dirty".
+NOT_CODE = (":(exclude)results",)
+
+
 def code_version(root=".") -> dict:
     """{'commit', 'dirty', 'diff_sha256'} of the git work tree at `root`; commit 'unknown' without git."""
     commit = _git(root, "rev-parse", "HEAD")
     if commit is None:
         return {"commit": "unknown", "dirty": None, "diff_sha256": None}
-    status = _git(root, "status", "--porcelain", "--untracked-files=normal") or ""
-    diff = _git(root, "diff", "HEAD", "--binary") or ""
+    status = _git(root, "status", "--porcelain", "--untracked-files=normal", "--", ".", *NOT_CODE) or ""
+    diff = _git(root, "diff", "HEAD", "--binary", "--", ".", *NOT_CODE) or ""
     return {"commit": commit.strip(), "dirty": bool(status.strip()),
             "diff_sha256": hashlib.sha256(diff.encode()).hexdigest() if diff else None}
 

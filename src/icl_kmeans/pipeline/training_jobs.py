@@ -4,16 +4,15 @@
 from __future__ import annotations
 
 import platform
-import shutil
 import sys
 from pathlib import Path
 
 import pyarrow as pa
 import torch
 
-from ..atomic import atomic_write, atomic_write_json, atomic_write_parquet
+from ..atomic import atomic_write_json, atomic_write_parquet
 from ..stacked import train_stack
-from ..training import TrainConfig, resolve_device, train
+from ..training import TrainConfig, resolve_device, train, write_final_checkpoint
 from .schemas import METRICS_SCHEMA, TIMING_SCHEMA
 from .taskfiles import load_tasks
 
@@ -40,7 +39,8 @@ def train_run(run: str, config: dict, seed: int, val_path, checkpoint, metrics, 
     """Trains one (configuration, seed), resuming from `<checkpoint>.resume` if an earlier attempt died.
 
     The resume file lives beside the declared output (Snakemake deletes the outputs of a failed or
-    rerun job, never it) and is copied to the output atomically once training is over. It is kept: a
+    rerun job, never it); once training is over the output is written from it (training.FINAL_KEYS:
+    weights and end state, without the optimizer state and the per-step metrics). It is kept: a
     rerun of the job (a seed added to a pack, a pack job that failed after this member finished)
     finds the finished state there and rewrites the outputs without training (same metrics; the
     record says resumed_from = the last step). To retrain a run, delete its directory.
@@ -50,7 +50,7 @@ def train_run(run: str, config: dict, seed: int, val_path, checkpoint, metrics, 
     resume = Path(str(checkpoint) + ".resume")
     result = train(cfg, checkpoint=resume, val_tasks=load_tasks(val_path), device=str(dev), progress=progress)
     rec = _write_run_outputs(run, cfg, result, dev, metrics, timing, record)
-    atomic_write(checkpoint, lambda tmp: shutil.copyfile(resume, tmp))
+    write_final_checkpoint(resume, checkpoint)
     return rec
 
 
@@ -76,9 +76,9 @@ def _train_one_stack(members: list[dict], device: str, progress: bool) -> list[d
 
     A failed or killed stack job loses nothing: every member trains into its `.resume` file (not a
     declared output, so Snakemake does not delete it) and a finished or diverged member's file says so;
-    the retry resumes them all. The outputs are written when every member is done, checkpoints as
-    atomic copies of the resume files, which are kept (as train_run keeps them): a rerun restores
-    finished members instead of training them.
+    the retry resumes them all. The outputs are written when every member is done, checkpoints from
+    the resume files (write_final_checkpoint), which are kept (as train_run keeps them): a rerun
+    restores finished members instead of training them.
     """
     cfgs = [TrainConfig.from_dict({**m["config"], "seed": int(m["seed"])}) for m in members]
     dev = resolve_device(device)
@@ -88,5 +88,5 @@ def _train_one_stack(members: list[dict], device: str, progress: bool) -> list[d
     recs = []
     for m, cfg, result, resume in zip(members, cfgs, results, resumes):
         recs.append(_write_run_outputs(m["run"], cfg, result, dev, m["metrics"], m["timing"], m["record"]))
-        atomic_write(m["checkpoint"], lambda tmp, resume=resume: shutil.copyfile(resume, tmp))
+        write_final_checkpoint(resume, m["checkpoint"])
     return recs
