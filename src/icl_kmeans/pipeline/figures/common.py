@@ -132,7 +132,11 @@ def draw_lines(ax, data: pd.DataFrame, x: str, y: str = "value", curves=None, ma
             ax.fill_between(b[x], b["q25"], b["q75"], color=color, alpha=0.2 * alpha, lw=0, zorder=z - 1)
 
 
-def legend(fig, curves, top_inches: float) -> None:
+LEGEND_ENTRY_INCHES = 1.0  # one curve's entry at fontsize 8 with its handle: what fits in one row
+
+
+def legend(fig, curves, top_inches: float) -> int:
+    """One row of curves across the top, wrapped where the figure is too narrow; returns the rows."""
     from matplotlib.lines import Line2D
 
     handles = []
@@ -141,8 +145,10 @@ def legend(fig, curves, top_inches: float) -> None:
         if DASHES.get(c, ""):
             h.set_dashes(DASHES[c])
         handles.append(h)
+    ncol = max(1, min(len(handles), int(fig.get_figwidth() / LEGEND_ENTRY_INCHES)))
     fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1.0 - top_inches / fig.get_figheight()),
-               ncol=len(handles), frameon=False, fontsize=8, handlelength=2.6)
+               ncol=ncol, frameon=False, fontsize=8, handlelength=2.6)
+    return -(-len(handles) // ncol)
 
 
 def finish(fig, fig_id: str, settings: dict, legend_curves=None, extra: str = "") -> None:
@@ -154,8 +160,7 @@ def finish(fig, fig_id: str, settings: dict, legend_curves=None, extra: str = ""
     fig.text(0.5, 1 - 0.34 / h, sub, ha="center", va="top", fontsize=7.5, color="0.25")
     top = 0.34 + 0.13 * (sub.count("\n") + 1) + 0.06
     if legend_curves is not None:
-        legend(fig, legend_curves, top)
-        top += 0.3
+        top += 0.3 + 0.18 * (legend(fig, legend_curves, top) - 1)
     fig.tight_layout(rect=(0, 0, 1, 1 - (top - 0.12) / h))
 
 
