@@ -320,3 +320,22 @@ def test_captions_list_the_panels_that_test_the_paper():
     paper = settings_mod.resolve({"preset": "paper"}, REPO / "workflow")
     assert figures.caption_line("fig10", paper) == "Every panel is drawn from runs trained for the preset's M = 10000."
     assert figures.caption_line("fig9", quick).startswith("No trained models")
+
+
+def test_a_narrow_figure_wraps_its_legend_inside_the_figure():
+    """Four curves over one 3.6-inch panel (the paper-scale Fig 10 subset): no legend entry cut off."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from icl_kmeans.pipeline.figures.common import legend
+
+    curves = ["OH:NE", "OH:L2", "BN:NE", "BN:L2"]
+    for width, rows in ((3.6, 2), (8.0, 1)):
+        fig = plt.figure(figsize=(width, 6))
+        assert legend(fig, curves, 0.5) == rows
+        fig.canvas.draw()
+        box = fig.legends[0].get_window_extent()
+        assert box.x0 >= 0 and box.x1 <= fig.bbox.x1, (width, box)
+        plt.close(fig)
