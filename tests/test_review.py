@@ -86,9 +86,9 @@ def _results(tmp_path) -> Path:
 def test_sidecars_and_manifest(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _results(tmp_path)
-    spot = Path("results/spotcheck/runs/R/seed1/record.json")  # committed with the repository, no sidecar
-    spot.parent.mkdir(parents=True)
-    spot.write_text("{}")
+    subset = Path("results/paper-scale/results/runs/R/seed1/record.json")  # a subset's own tree, own manifest
+    subset.parent.mkdir(parents=True)
+    subset.write_text("{}")
     side = json.loads(Path("results/provenance/runs/R/seed1/checkpoint.pt.json").read_text())
     assert side["sha256"] == P.sha256_file("results/runs/R/seed1/checkpoint.pt")
     assert side["seed"] == 1 and side["run"] == "R" and side["inputs"] == ["in.txt"]

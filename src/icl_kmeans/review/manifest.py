@@ -34,9 +34,8 @@ from ..pipeline.provenance import RESULTS, canonical, code_version, digest, pack
 MANIFEST_VERSION = 1
 PARQUET, TSV, META = "manifest.parquet", "manifest.tsv", "manifest.json"
 # paper-scale: the working directory of subset runs (settings subset_dir), a results tree of its own with its
-# own manifest; spotcheck: the earlier paper-scale spot check, committed, made outside the workflow (no
-# provenance sidecars), kept as a record until the subset runs replace it
-EXCLUDED_DIRS = ("logs", "benchmarks", "provenance", "review", "bundle_info", "paper-scale", "spotcheck")
+# own manifest
+EXCLUDED_DIRS = ("logs", "benchmarks", "provenance", "review", "bundle_info", "paper-scale")
 EXCLUDED_FILES = (PARQUET, TSV, META, "bundle.tar.gz", "README.md")
 EXCLUDED_SUFFIXES = (".tmp", ".resume", ".corrupt")
 
