@@ -6,6 +6,8 @@ compared with its manifest row:
     extra     on disk, not in the manifest
     changed   size or sha256 differs from the manifest
     target    a target file recorded in manifest.json (every figure and Table 1) that is not listed
+    provenance  listed and on disk, but its provenance record (results/provenance/<path>.json) is gone:
+              the numbers still check, but the folder cannot be grown (the next manifest refuses it)
 Any finding fails the review. Files of another configuration (manifest column current = False) are
 not a failure: they are listed as notes.
 """
@@ -18,12 +20,12 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .manifest import artifact_paths
-from ..pipeline.provenance import RESULTS, sha256_file
+from ..pipeline.provenance import RESULTS, sha256_file, sidecar_path
 
 
 @dataclass(frozen=True)
 class Finding:
-    kind: str  # missing | extra | changed | target
+    kind: str  # missing | extra | changed | target | provenance
     path: str
     detail: str
 
@@ -49,6 +51,8 @@ def verify(manifest: pd.DataFrame, meta: dict | None = None, results=RESULTS) ->
         sha = sha256_file(path)
         if sha != row.sha256:
             findings.append(Finding("changed", path, f"sha256 {sha[:16]}..., manifest says {row.sha256[:16]}..."))
+        elif not sidecar_path(path, results).is_file():
+            findings.append(Finding("provenance", path, f"no provenance record {sidecar_path(path, results)}"))
     for target in (meta or {}).get("targets", []):
         if target not in listed:
             findings.append(Finding("target", target, "a target of the workflow that the manifest does not list"))
