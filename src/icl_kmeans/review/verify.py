@@ -51,8 +51,8 @@ def verify(manifest: pd.DataFrame, meta: dict | None = None, results=RESULTS) ->
         sha = sha256_file(path)
         if sha != row.sha256:
             findings.append(Finding("changed", path, f"sha256 {sha[:16]}..., manifest says {row.sha256[:16]}..."))
-        elif not sidecar_path(path, results).is_file():
-            findings.append(Finding("provenance", path, f"no provenance record {sidecar_path(path, results)}"))
+        elif not (side := sidecar_path(path, results)).is_file():
+            findings.append(Finding("provenance", path, f"no provenance record {side}"))
     for target in (meta or {}).get("targets", []):
         if target not in listed:
             findings.append(Finding("target", target, "a target of the workflow that the manifest does not list"))
