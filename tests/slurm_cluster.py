@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import random
 import re
 import shutil
 import signal
@@ -144,10 +145,33 @@ def _alive(pidfile: Path, comm: str) -> bool:
         return False
 
 
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default
+
+
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port that is free now and outside the kernel's ephemeral range.
+
+    An ephemeral port (``bind(0)``) can be taken as the source port of any
+    outgoing connection between this check and the daemon's own bind (a CI
+    run lost slurmd that way: "Address already in use"); ports below the
+    range are only ever taken by an explicit bind.
+    """
+    low = _ephemeral_range()[0]
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(20000, low) if low > 20001 else rng.randrange(1024, 65536)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free TCP port below the ephemeral range")
 
 
 @dataclass
@@ -252,7 +276,17 @@ class SlurmCluster:
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    def start(self) -> "SlurmCluster":
+    def start(self, attempts: int = 3) -> "SlurmCluster":
+        """Start munged, slurmctld and slurmd; a daemon that loses its port to
+        another process (a race no port choice can close) is retried with new ports."""
+        for attempt in range(1, attempts + 1):
+            try:
+                return self._start_once()
+            except RuntimeError as err:
+                if attempt == attempts or "Address already in use" not in str(err):
+                    raise
+
+    def _start_once(self) -> "SlurmCluster":
         reason = unavailable_reason()
         if reason:
             raise RuntimeError(f"cannot start a SLURM cluster: {reason}")
@@ -273,6 +307,7 @@ class SlurmCluster:
         return self
 
     def _start(self) -> None:
+        self.procs = {}
         self.dir = Path(tempfile.mkdtemp(prefix="icl-kmeans-slurm-", dir=self.base_dir))
         d = self.dir
         # munged refuses a socket whose path is not searchable by everybody

@@ -35,6 +35,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import slurm_cluster  # noqa: E402
 from slurm_cluster import SlurmCluster, unavailable_reason  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -318,6 +319,35 @@ def compare_results(a: Path, b: Path) -> list[str]:
 
 
 # ----------------------------------------------------------------- tests
+def test_cluster_starts_with_new_ports_when_slurmd_loses_its_port(monkeypatch):
+    """A CI run lost slurmd's port to another process between the port's choice and slurmd's bind;
+    the harness starts again on fresh ports instead of failing the test that needed the cluster."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        taken_port = taken.getsockname()[1]
+        real = slurm_cluster._free_port
+        calls = []
+
+        def free_port():  # second call of the first start (slurmd's port): the taken one
+            calls.append(None)
+            return taken_port if len(calls) == 2 else real()
+
+        monkeypatch.setattr(slurm_cluster, "_free_port", free_port)
+        with SlurmCluster() as c:
+            conf = c.conf.read_text()
+            assert f"SlurmdPort={taken_port}\n" not in conf
+            assert c.run(["sinfo", "-h", "-N", "-o", "%T"]).stdout.strip() == "idle"
+        assert len(calls) == 4  # two ports per start, two starts
+
+
+def test_ports_are_chosen_below_the_ephemeral_range():
+    low = slurm_cluster._ephemeral_range()[0]
+    assert all(slurm_cluster._free_port() < low for _ in range(20))
+
+
 def test_workflow_runs_through_sbatch(tmp_path, cluster, user_env):
     """Every job of the workflow is submitted with sbatch (counted by the
     scheduler), GPU rules get one GPU, training is packed, and the results
