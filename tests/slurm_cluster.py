@@ -328,6 +328,8 @@ class SlurmCluster:
             gpu_files.append(dev)
 
         ctld_port, slurmd_port = _free_port(), _free_port()
+        while slurmd_port == ctld_port:  # both were free, but only one daemon can have it
+            slurmd_port = _free_port()
         gres = f" Gres=gpu:{self.gpus}" if self.gpus else ""
         self.conf.write_text(
             f"""{_MARKER}
