@@ -108,6 +108,21 @@ def test_missing_panel_raises(tmp_path, tables, settings):
         figures.plot("fig8", df, tmp_path / "x.pdf", tmp_path / "x.png", figures.figure_settings("fig8", settings))
 
 
+@pytest.mark.parametrize("fig", ["fig8", "fig18"])
+def test_a_family_grid_of_one_trained_column_draws_that_column(tmp_path, tables, settings, fig):
+    """A subset such as fig8:train_family=cauchy trains one column: the grid draws it (every test
+    family, one column) and leaves the untrained columns out instead of refusing or drawing them empty."""
+    df = tables[fig]
+    one = df[df["run"].isna() | (df["train_family"] == "cauchy")]
+    figure = figures.draw(fig, one, figures.figure_settings(fig, settings))
+    titles = {ax.get_title() for ax in figure.axes} - {""}
+    assert titles == {"trained on cauchy"}
+    n_tests = df["testset"].nunique()
+    assert len([ax for ax in figure.axes if ax.lines]) == n_tests
+    figures.plot(fig, one, tmp_path / "x.pdf", tmp_path / "x.png", figures.figure_settings(fig, settings))
+    assert (tmp_path / "x.png").read_bytes()[:8] == PNG_MAGIC
+
+
 def test_scale_line_names_the_preset(settings):
     line = figures.scale_line("fig2", settings)
     assert line.startswith("smoke preset: ") and ", 3 seeds, M=4, n=32, B=2" in line.split("[paper")[0]

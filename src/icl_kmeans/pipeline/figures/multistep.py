@@ -81,13 +81,17 @@ def plot_fig12(df, settings, fig_id="fig12"):
 def plot_family_grid(df, settings, fig_id="fig8", size=2.3):
     import matplotlib.pyplot as plt
 
-    fams = [f for f in FAMILIES if f in set(df["testset"])]
-    require(pd.DataFrame({"f": fams}), fig_id, "any test family")
-    n = len(fams)
-    figure, axes = plt.subplots(n, n, figsize=(size * n + 0.8, size * n * 0.85 + 1.4), squeeze=False)
+    tests = [f for f in FAMILIES if f in set(df["testset"])]
+    require(pd.DataFrame({"f": tests}), fig_id, "any test family")
+    # columns: the training families that were trained (a subset such as fig8:train_family=cauchy draws
+    # its one column; an untrained column is left out, never drawn empty)
+    trains = [f for f in FAMILIES if f in set(df.loc[df["run"].notna(), "train_family"])]
+    require(pd.DataFrame({"f": trains}), fig_id, "any trained model")
+    n, m = len(tests), len(trains)
+    figure, axes = plt.subplots(n, m, figsize=(size * m + 0.8, size * n * 0.85 + 1.4), squeeze=False)
     curves = df["curve"].unique()
-    for r, test in enumerate(fams):
-        for c, train in enumerate(fams):
+    for r, test in enumerate(tests):
+        for c, train in enumerate(trains):
             ax = axes[r, c]
             multistep_panel(ax, models_and_baselines(df, test, "reembed", train_family=train), fig_id,
                              f"trained on {train}, tested on {test}", curves=curves)
