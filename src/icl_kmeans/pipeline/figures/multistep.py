@@ -88,7 +88,8 @@ def plot_family_grid(df, settings, fig_id="fig8", size=2.3):
     trains = [f for f in FAMILIES if f in set(df.loc[df["run"].notna(), "train_family"])]
     require(pd.DataFrame({"f": trains}), fig_id, "any trained model")
     n, m = len(tests), len(trains)
-    figure, axes = plt.subplots(n, m, figsize=(size * m + 0.8, size * n * 0.85 + 1.4), squeeze=False)
+    # at least three panels wide: the title and the scale line of a one-column grid fit the figure
+    figure, axes = plt.subplots(n, m, figsize=(size * max(m, 3) + 0.8, size * n * 0.85 + 1.4), squeeze=False)
     curves = df["curve"].unique()
     for r, test in enumerate(tests):
         for c, train in enumerate(trains):
