@@ -13,7 +13,7 @@ What runs through the cluster is chosen by ``WORKFLOW`` below:
 * ``"repo"``: the repository's own Snakefile with ``REPO_ARGS`` (the smoke
   preset), in a copy of the working tree.
 
-Either way ``snakemake --cores all --profile workflow/profiles/slurm`` runs
+Either way ``snakemake --cores all --profile slurm`` runs
 exactly as a user would type it in the repository root (the stand-in
 workflow, outside the repository, names the shipped profile by its absolute
 path), plus a test overlay (``--profile <tmp>/overlay``) with what only this
@@ -39,7 +39,7 @@ import slurm_cluster  # noqa: E402
 from slurm_cluster import SlurmCluster, unavailable_reason  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-SHIPPED_PROFILE = REPO / "workflow" / "profiles" / "slurm"
+SHIPPED_PROFILE = REPO / "slurm"
 
 # ---- what runs through the cluster: switch to "repo" for the real pipeline --
 WORKFLOW = os.environ.get("ICL_KMEANS_SLURM_WORKFLOW", "repo")
@@ -109,7 +109,7 @@ def snakemake(args, cwd, env, timeout=300):
 
 def slurm_args(tmp_path, cwd):
     """The shipped profile as a user names it in the repository root, then the test overlay."""
-    shipped = "workflow/profiles/slurm" if (cwd / "workflow/profiles/slurm").is_dir() else str(SHIPPED_PROFILE)
+    shipped = "slurm" if (cwd / "slurm").is_dir() else str(SHIPPED_PROFILE)
     return ["--cores", "all", "--profile", shipped, "--profile", str(tmp_path / "overlay")]
 
 
