@@ -74,7 +74,8 @@ def rendered(page: Path, timeout: int = 180) -> dict:
     with tempfile.TemporaryDirectory(prefix="chromium-page-") as tmp:
         copy = Path(tmp) / page.name
         text = page.read_text()
-        copy.write_text(text.replace("</body>", PROBE + "</body>") if "</body>" in text else text + PROBE)
+        end = text.rfind("</body>")  # the last one: a page's scripts may hold the string too (Snakemake's report)
+        copy.write_text(text[:end] + PROBE + text[end:] if end >= 0 else text + PROBE)
         proc = _run(["--virtual-time-budget=30000", "--dump-dom", copy.as_uri()], timeout)
     m = re.search(rf'<pre id="{RESULT_ID}">(.*?)</pre>', proc.stdout, re.S)
     if proc.returncode != 0 or not m:

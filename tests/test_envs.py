@@ -136,7 +136,7 @@ def test_every_env_installs_the_checkout(path):
     text = script.read_text()
     assert re.search(r"pip install .*--no-deps.*-e \"\$ICL_KMEANS_CHECKOUT\"", text), text
     common = (REPO / "workflow" / "rules" / "common.smk").read_text()
-    assert 'os.environ["ICL_KMEANS_CHECKOUT"] = str(REPO)' in common
+    assert "os.environ.update(ICL_KMEANS_CHECKOUT=str(REPO))" in common
 
 
 def test_no_workflow_file_edits_sys_path():

@@ -44,7 +44,7 @@ if TORCH_BUILD not in ("cuda", "cpu"):
     )
 TORCH_ENV = "../../envs/torch.yaml" if TORCH_BUILD == "cuda" else "../../envs/torch-cpu.yaml"
 ANALYSIS_ENV = "../../envs/analysis.yaml"
-os.environ["ICL_KMEANS_CHECKOUT"] = str(REPO)
+os.environ.update(ICL_KMEANS_CHECKOUT=str(REPO))  # set here, read by the post-deploy script
 
 VAL = "results/tasks/val/{dist}/seed{seed}.pt"
 TEST = "results/tasks/test/{testset}.pt"

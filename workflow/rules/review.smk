@@ -39,7 +39,7 @@ rule claims:
     conda:
         ANALYSIS_ENV
     params:
-        results="results",
+        results=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),
         settings=lambda wildcards: S,
     script:
         "../scripts/claims.py"

@@ -38,9 +38,12 @@ class Plan:
 
 
 def local_rules(snakefile: Path = REPO / "Snakefile") -> set[str]:
-    """The rule names of the Snakefile's `localrules:` directive (one, by convention of this repo)."""
-    m = re.search(r"^localrules:\s*\n((?:[ \t]+\w+,?\s*\n)+)", snakefile.read_text(), re.M)
-    return set(re.findall(r"\w+", m.group(1))) if m else set()
+    """The rule names of the Snakefile's `localrules:` directives (one line, or one name a line)."""
+    text = snakefile.read_text()
+    names = set()
+    for m in re.finditer(r"^localrules:[ \t]*((?:\w+[ \t]*,?[ \t]*)*)\n((?:[ \t]+\w+,?[ \t]*\n)*)", text, re.M):
+        names |= set(re.findall(r"\w+", m.group(1) + m.group(2)))
+    return names
 
 
 def stem(rule: str) -> str:
