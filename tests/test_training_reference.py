@@ -133,3 +133,24 @@ if __name__ == "__main__":  # records the fixture (with the code it is meant to 
     with tempfile.TemporaryDirectory() as tmp:
         FIXTURE.write_text(json.dumps(_record(Path(tmp))) + "\n")
     print(f"wrote {FIXTURE}", file=sys.stderr)
+
+
+COMMITTED = Path(__file__).resolve().parents[1] / "results" / "paper-scale" / "results"
+COMMITTED_RUN, COMMITTED_SEED, FIRST_STEPS = "BN-L2_d4_k6_352bf775c5", 153476998, 200
+
+
+def test_float32_training_reproduces_a_committed_paper_scale_run_to_the_last_bit(single_thread):
+    """The first 200 steps of a committed d = 4 run (bias, dropout 0.01 on the fused path, plateau;
+    trained alone on the CPU in one thread, as its training job does): every logged number equal."""
+    import pandas as pd
+
+    from icl_kmeans import TrainConfig, train
+
+    record = json.loads((COMMITTED / "runs" / COMMITTED_RUN / f"seed{COMMITTED_SEED}" / "record.json").read_text())
+    config = TrainConfig.from_dict(record["config"])
+    new = train(config, max_steps=FIRST_STEPS).metrics
+    ref = pd.read_parquet(COMMITTED / "metrics" / f"run={COMMITTED_RUN}" / f"seed={COMMITTED_SEED}" / "part-0.parquet")
+    ref = ref[ref.step <= FIRST_STEPS].reset_index(drop=True)
+    assert new.step.tolist() == ref.step.tolist() == list(range(FIRST_STEPS + 1))
+    for c in METRICS:
+        pd.testing.assert_series_equal(new[c], ref[c], check_exact=True)
