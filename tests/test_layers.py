@@ -48,3 +48,33 @@ def test_the_bench_modules_import_each_other_in_one_direction_and_use_public_nam
     assert "icl_kmeans.bench" not in stack_side and not any(n.startswith("icl_kmeans.bench.") for n in stack_side)
     private = sorted(n for n in stack_side if n.startswith("icl_kmeans.stacked.") and n.split(".")[-1].startswith("_"))
     assert not private, private
+
+
+# The attention kernels. A module that calls one computes the layer's attention: layer.py alone does
+# (attention.py defines them), so there is one forward, which training and ClusterTransformer share.
+KERNELS = {"soft_distance_attention", "hard_distance_attention", "scaled_dot_product_attention"}
+KERNEL_HOMES = {"icl_kmeans/attention.py", "icl_kmeans/attention_cpu.py", "icl_kmeans/layer.py"}
+
+
+def names_used(path: Path) -> set[str]:
+    """Every identifier a file names: variables, attributes and imported names."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.alias):
+            names.add(node.name.split(".")[-1])
+    return names
+
+
+def test_the_layer_is_computed_in_one_place():
+    users = {str(p.relative_to(SRC)) for p in sorted(PACKAGE.rglob("*.py")) if names_used(p) & KERNELS}
+    assert "icl_kmeans/layer.py" in users  # the resolver sees the one forward
+    assert users <= KERNEL_HOMES, sorted(users - KERNEL_HOMES)
+
+
+def test_training_and_the_model_run_the_layer_module():
+    for module in ("model.py", "stacked.py"):
+        assert "icl_kmeans.layer" in imported_modules(PACKAGE / module), module

@@ -41,6 +41,7 @@ from pathlib import Path
 import torch
 
 from . import _checks, stacked_math as sm
+from .layer import forward
 from . import training as T
 from .atomic import durable_replace
 from .baselines import lloyd
@@ -232,8 +233,8 @@ class Stack:
         if keep_before:
             self.before = ({key: {n: t.detach().clone() for n, t in getattr(self, key).items()} for key in self.STATE},
                            self.adam_step.clone(), [m.rng.get_state() for m in self.members])
-        out = sm.forward(self.params, X, C, cfg0.embedding, cfg0.gamma, cfg0.dropout,
-                         self.dropout_generators if cfg0.dropout else None)
+        out = forward(self.params, X, C, cfg0.embedding, cfg0.gamma, dropout=cfg0.dropout,
+                      generators=self.dropout_generators if cfg0.dropout else None)
         loss = sm.smoothed_loss(X, out, self.tau, self.is_ne)
         names = list(self.params)
         grads = torch.autograd.grad(loss.sum(), [self.params[n] for n in names])
@@ -255,7 +256,7 @@ class Stack:
         ratios, finite = [], torch.ones(len(self.members), dtype=torch.bool, device=self.dev)
         for s in range(0, self.val_X.shape[1], chunk):
             X, C = self.val_X[:, s:s + chunk], self.val_C[:, s:s + chunk]
-            out = sm.forward(self.params, X, C, cfg0.embedding, cfg0.gamma, 0.0)
+            out = forward(self.params, X, C, cfg0.embedding, cfg0.gamma)
             finite &= torch.isfinite(out).flatten(1).all(1)
             ratios.append(sm.objective(X, out) / self.val_base[:, s:s + chunk])
         rel = torch.where(finite, torch.cat(ratios, dim=1).mean(1), torch.full_like(finite, math.nan, dtype=self.dtype))
