@@ -43,10 +43,10 @@ def test_no_pipeline_module_imports_the_review():
 
 
 def test_the_bench_modules_import_each_other_in_one_direction_and_use_public_names():
-    """bench runs bench_stack's section; bench_stack never imports bench, nor private names of stacked."""
+    """bench runs bench_stack's section; bench_stack never imports bench, nor private names of training."""
     stack_side = imported_modules(PACKAGE / "bench_stack.py")
     assert "icl_kmeans.bench" not in stack_side and not any(n.startswith("icl_kmeans.bench.") for n in stack_side)
-    private = sorted(n for n in stack_side if n.startswith("icl_kmeans.stacked.") and n.split(".")[-1].startswith("_"))
+    private = sorted(n for n in stack_side if n.startswith("icl_kmeans.training.") and n.split(".")[-1].startswith("_"))
     assert not private, private
 
 
@@ -76,5 +76,5 @@ def test_the_layer_is_computed_in_one_place():
 
 
 def test_training_and_the_model_run_the_layer_module():
-    for module in ("model.py", "stacked.py"):
+    for module in ("model.py", "training.py"):
         assert "icl_kmeans.layer" in imported_modules(PACKAGE / module), module

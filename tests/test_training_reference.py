@@ -54,7 +54,7 @@ def _trained() -> list[dict]:
 def _evaluated() -> dict:
     """Multi-step outputs, both modes, of an initialised bias model and of the exact construction."""
     from icl_kmeans import lloyd_transformer, sample_tasks
-    from icl_kmeans.training import build_model
+    from icl_kmeans.run_config import build_model
 
     tasks = sample_tasks(batch=3, n=130, d=3, k=4, seed=5, dtype=torch.float64)
     model = build_model(_configs(STACKS[0])[0]).eval()
@@ -65,7 +65,8 @@ def _evaluated() -> dict:
 
 def _checkpoint_sha256(tmp: Path) -> str:
     """sha256 of a checkpoint file written twice: the bytes depend on the object alone."""
-    from icl_kmeans.training import atomic_save, build_model
+    from icl_kmeans.checkpoint import atomic_save
+    from icl_kmeans.run_config import build_model
 
     config = _configs(STACKS[0])[0]
     obj = {"format": 2, "config": config.to_dict(), "step": 3, "model": build_model(config).float().state_dict()}
