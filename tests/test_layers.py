@@ -78,3 +78,26 @@ def test_the_layer_is_computed_in_one_place():
 def test_training_and_the_model_run_the_layer_module():
     for module in ("model.py", "training.py"):
         assert "icl_kmeans.layer" in imported_modules(PACKAGE / module), module
+
+
+def test_the_top_level_modules_import_each_other_without_a_cycle():
+    """Imports inside functions count too (training.train once imported the loop back from stacked)."""
+    modules = {p.stem: p for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__")}
+    graph = {name: {m.split(".")[1] for m in imported_modules(path)
+                    if m.startswith("icl_kmeans.") and m.split(".")[1] in modules and m.split(".")[1] != name}
+             for name, path in modules.items()}
+    assert "run_config" in graph["training"] and "checkpoint" in graph["training"]  # the resolver sees them
+    done, path = set(), []
+
+    def visit(name):
+        assert name not in path, " -> ".join(path[path.index(name):] + [name])
+        if name in done:
+            return
+        path.append(name)
+        for dep in sorted(graph[name]):
+            visit(dep)
+        path.pop()
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name)
