@@ -66,7 +66,6 @@ class TrainResult:
     wall_time: float = 0.0
     device: str = "cpu"
     resumed_from: int | None = None
-    extra: dict = field(default_factory=dict)
 
 
 @dataclass

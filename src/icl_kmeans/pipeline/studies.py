@@ -15,7 +15,6 @@ from .subset import select as select_subset
 
 SIX = [(e, r) for e in EMBEDDINGS for r in REGULARIZERS]
 
-TRAINING_FIGURES = ("fig2", "fig4", "fig10", "fig11", "fig13", "fig14", "fig15", "fig16", "fig17")
 FIGURES = tuple(f"fig{i}" for i in range(1, 20)) + ("fig_em",)
 TARGETS = FIGURES + ("table1",)
 
