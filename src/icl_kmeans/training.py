@@ -380,6 +380,21 @@ class _Clock:
         return time.perf_counter() - self.start + m.wall_before
 
 
+def _check_arguments(configs, checkpoints, val_tasks, dtype, max_steps) -> list[TrainConfig]:
+    configs = _check_stack(configs)
+    for name, value in (("checkpoints", checkpoints), ("val_tasks", val_tasks)):
+        if value is not None and len(value) != len(configs):
+            raise ValueError(f"{name} has {len(value)} entries for {len(configs)} configs; expected one per config")
+    paths = [str(Path(p).resolve()) for p in checkpoints or [] if p is not None]
+    if len(set(paths)) != len(paths):
+        raise ValueError(f"checkpoints={checkpoints!r} repeats a path; each run needs its own file")
+    if dtype not in (torch.float32, torch.float64):
+        raise ValueError(f"dtype={dtype!r} is invalid; expected torch.float32 or torch.float64")
+    if max_steps is not None:
+        _checks.positive_int("max_steps", max_steps)
+    return configs
+
+
 def train_stack(configs: list, checkpoints: list | None = None, val_tasks: list | None = None,
                 device: str | None = "cpu", progress: bool = False, max_steps: int | None = None,
                 dtype: torch.dtype = torch.float32, sampling_threads: int | None = None) -> list[TrainResult]:
@@ -393,18 +408,8 @@ def train_stack(configs: list, checkpoints: list | None = None, val_tasks: list 
     own generators, so the tasks do not depend on it) while the device trains on the previous step's;
     default: the CPU's cores on CUDA, 0 (in the training thread, no look-ahead) on the CPU.
     """
-    configs = _check_stack(configs)
+    configs = _check_arguments(configs, checkpoints, val_tasks, dtype, max_steps)
     R = len(configs)
-    for name, value in (("checkpoints", checkpoints), ("val_tasks", val_tasks)):
-        if value is not None and len(value) != R:
-            raise ValueError(f"{name} has {len(value)} entries for {R} configs; expected one per config")
-    paths = [str(Path(p).resolve()) for p in checkpoints or [] if p is not None]
-    if len(set(paths)) != len(paths):
-        raise ValueError(f"checkpoints={checkpoints!r} repeats a path; each run needs its own file")
-    if dtype not in (torch.float32, torch.float64):
-        raise ValueError(f"dtype={dtype!r} is invalid; expected torch.float32 or torch.float64")
-    if max_steps is not None:
-        _checks.positive_int("max_steps", max_steps)
     dev = resolve_device(device)
     if dev.type == "cuda":
         deterministic_cuda()
