@@ -15,7 +15,6 @@ from .subset import select as select_subset
 
 SIX = [(e, r) for e in EMBEDDINGS for r in REGULARIZERS]
 
-TRAINING_FIGURES = ("fig2", "fig4", "fig10", "fig11", "fig13", "fig14", "fig15", "fig16", "fig17")
 FIGURES = tuple(f"fig{i}" for i in range(1, 20)) + ("fig_em",)
 TARGETS = FIGURES + ("table1",)
 
@@ -147,7 +146,7 @@ def check_headline_cells(s: dict) -> None:
                              f"the validation set of val_batches x batch = {val_tasks} tasks; choose a divisor")
 
 
-# What the runs of one stack share (icl_kmeans.stacked.SHARED, without importing torch here).
+# What the runs of one stack share (icl_kmeans.training.SHARED, without importing torch here).
 STACK_KEYS = ("embedding", "d", "k", "n", "batch", "steps", "eval_every", "val_batches", "gamma", "bias", "dropout")
 UNSTACKED_FIGURES = ("fig17",)  # plots per-run wall-clock time: its runs are trained and timed alone
 

@@ -111,10 +111,6 @@ def _fmt(x, digits=3) -> str:
     return f"{x:.{digits}g}"
 
 
-def _cell(keys: dict) -> str:
-    return ", ".join(f"{k}={_fmt(v) if isinstance(v, float) else v}" for k, v in keys.items())
-
-
 def _require(df: pd.DataFrame, what: str) -> pd.DataFrame:
     if df.empty:
         raise NotRun(f"no rows for {what}")
