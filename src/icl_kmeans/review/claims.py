@@ -57,7 +57,7 @@ GAP_NORMAL_MAX = 0.5        # claim 7a: paper, Fig 5: the gap stays <= 0.5 for n
 GAP_CAUCHY_MIN = 5.0        # claim 7b: ... and exceeds 5 for cauchy tasks (both at n = 512, the sum over points)
 GAP_PAPER_N = 512           # claims 7a/b are absolute numbers at the paper's n; NOT-RUN at any other n
 GAP_RATIO_MIN = 10.0        # claim 7c: the cauchy gap is at least 10x the normal one (paper: > 5 vs <= 0.5)
-GAP_METRIC = "gap_mean"     # claims 7a-7c: SPEC §6 (corrected): at each parameter point the gap of the task-averaged
+GAP_METRIC = "gap_mean"     # claims 7a-7c: science.md §6: at each parameter point the gap of the task-averaged
 #                             losses (= the mean over tasks of L_tilde - L); gap_max (largest over tasks) is a diagnostic
 SMALL_K = 6                 # claim 8b: BN slightly slower than OH at k = 6 (paper: 0.88x)
 DIVERGE_MIN_SEEDS = 1       # claim 9: at least one OH seed diverges at d = 32, k = 25, tau = 0.1 (paper: 3 of 10)
@@ -514,7 +514,7 @@ def _gap_surface_max(tables, family: str, metric: str) -> float:
 
 
 def _gap_diagnostic(tables, family: str) -> str:
-    """The largest-over-tasks reading (an earlier version of SPEC §6): shown, never decisive."""
+    """The largest-over-tasks reading (an earlier reading of science.md §6): shown, never decisive."""
     try:
         return f"largest over tasks (gap_max), max over the surface: {_fmt(_gap_surface_max(tables, family, 'gap_max'))}"
     except NotRun as e:
@@ -539,7 +539,7 @@ _FIG5_QUOTE = ("We hypothesize that it is related to the larger gap between the 
 
 @claim("7a", "Fig 5, §3", "fig5",
        "At tau = 0.1 the gap L_tilde - L stays small for normal tasks (paper: <= 0.5).",
-       f"max over the Fig 5 surface of {GAP_METRIC} (the gap of the task-averaged losses, SPEC §6) on normal tasks "
+       f"max over the Fig 5 surface of {GAP_METRIC} (the gap of the task-averaged losses, science.md §6) on normal tasks "
        f"<= threshold, at n = {GAP_PAPER_N}", f"{GAP_NORMAL_MAX:g}", reference="at most 0.5", quote=_FIG5_QUOTE)
 def claim_7a(tables):
     return _claim7(tables, "normal", lambda g: g <= GAP_NORMAL_MAX)

@@ -16,7 +16,7 @@ import pandas as pd
 from .claims import (NA, NotRun, _finite_or_fail, _fmt, claim, lloyd_at, multistep_at)
 
 FIG7_CURVES = ("OH:L2", "BN:L2")  # the paper's sentence is about OH and BN
-FIG7_TRAIN_SCALE = 0.1            # the scale the Fig 6 models were trained at (SPEC §8); a test set "scale s" with
+FIG7_TRAIN_SCALE = 0.1            # the scale the Fig 6 models were trained at (science.md §8); a test set "scale s" with
 #                                   s > this is the paper's exception ("a larger scale than the one used during training")
 FIG7_EARLY_FRACTION = 0.25        # 11b: "initially" = some t in 1..ceil(0.25 T) (t = 1..5 of the paper's T = 20)
 MULTISTEP_MARGIN = 0.0            # 5d, 5e, 11a, 11b, 12: strict inequalities on median log-objectives

@@ -58,7 +58,10 @@ def markdown_table(df: pd.DataFrame, cell=str) -> str:
 
 
 def claims_markdown(df: pd.DataFrame) -> str:
-    return markdown_table(df[["id", "status", "statement", "threshold", "measured"]])
+    """The claims table with each claim's source, measured value, diagnostic and cells (the detail)."""
+    cols = ["id", "status", "source", "statement", "threshold", "measured", "diagnostic", "detail"]
+    return markdown_table(df[[c for c in cols if c in df.columns]],
+                          cell=lambda v: "" if v is None or (isinstance(v, float) and v != v) else str(v))
 
 
 def run_review(results=RESULTS, out=None, captions="workflow/report", workers: int = 1, echo=None) -> ReviewResult:
