@@ -80,6 +80,26 @@ def _landscape(gaps: dict, max_over_mean: float = 3.0):
     return pd.DataFrame(rows)
 
 
+def _dissimilarity(fig, per_family, good):
+    """Fig 9/19 as the paper describes them (good): cauchy tasks 10 apart from the rest, 1 among themselves, the other
+    families 2 apart (same family included); not good: everything 2 apart."""
+    rows = []
+    for fa in FAMILIES:
+        for ia in range(per_family):
+            for fb in FAMILIES:
+                for ib in range(per_family):
+                    if (fa, ia) == (fb, ib):
+                        emd = 0.0
+                    elif good and (fa == "cauchy") != (fb == "cauchy"):
+                        emd = 10.0
+                    elif good and fa == fb == "cauchy":
+                        emd = 1.0
+                    else:
+                        emd = 2.0
+                    rows.append(dict(figure=fig, row_family=fa, row_index=ia, col_family=fb, col_index=ib, emd=emd))
+    return pd.DataFrame(rows)
+
+
 def _runs(cells, train_loss, steps=range(0, 101, 10), status=lambda cell, reg, seed: "ok"):
     """Trained runs of claim 2 (results/runs/<run>/seed<s>/record.json and results/metrics/run=<run>/seed=<s>/):
     cells = config dicts without regularizer; train_loss(cell, regularizer, seed, step) -> value."""
@@ -129,7 +149,7 @@ def _paper_like(good: bool) -> dict:
         emb, reg = curve.split(":")
         if metric == "train_loss":
             base = 10.0 - step / 10 - (0.5 if (reg == "L2") == good else 0)
-            return base
+            return base + (2 * cell.get("tau", 0) if good else -2 * cell.get("tau", 0))  # Fig 10: lower at lower tau
         if cell.get("tau") == 1.0:  # Fig 2a at tau = 1: NE's validation loss rises; L2's falls, above 1
             if reg == "NE":
                 return (1.0 if step == 0 else 1.3) if good else (1.5 if step == 0 else 1.1)
@@ -169,6 +189,19 @@ def _paper_like(good: bool) -> dict:
     fig4 = _training("fig4", [dict(family=f, tau=t) for f in FAMILIES for t in (1.0, 0.1)], fam_rel)
     fig16 = _training("fig16", [dict(family=f, k=k, tau=t) for f in FAMILIES for k in (6, 10) for t in (1.0, 0.1)],
                       fam_rel)
+    def lr_rel(cell, curve, metric, step):
+        """Fig 11 (good): lr 0.001 reaches 1 at step 20 (0.01 at step 10); 0.1 at d = 32 and 1 end worse."""
+        if metric == "train_loss" or step < 10:
+            return 1.5
+        if not good or cell["lr"] == 0.01 or (cell["lr"] == 0.1 and cell["d"] == 4):
+            return 0.9
+        if cell["lr"] == 0.001:
+            return 1.5 if step < 20 else 0.95
+        return 1.05
+
+    fig11 = _training("fig11", [dict(d=d, lr=lr) for d in (4, 32) for lr in (0.001, 0.01, 0.1, 1.0)], lr_rel)
+    fig9 = _dissimilarity("fig9", 2, good)
+    fig19 = _dissimilarity("fig19", 3, good)
     runs = _runs([dict(embedding=e, d=d, k=k, tau=0.1, family="normal", n=64) for e in ("OH", "BN", "NA")
                   for d, k in ((4, 6), (32, 10))],
                  lambda cell, reg, seed, step: 10.0 - step / 20 - (0.5 if (reg == "L2") == good else 0))
@@ -201,7 +234,7 @@ def _paper_like(good: bool) -> dict:
                     lighter_bn=good)
     fig5 = _landscape({"normal": 0.4, "cauchy": 8.0} if good else {"normal": 1.0, "cauchy": 2.0})
     return dict(fig10=fig10, fig14=fig14, fig15=fig15, fig6=fig6, fig8=fig8, table1=table1, fig1=fig1, fig5=fig5,
-                fig7=fig7, fig12=fig12, fig4=fig4, fig16=fig16, runs=runs)
+                fig7=fig7, fig12=fig12, fig4=fig4, fig16=fig16, fig11=fig11, fig9=fig9, fig19=fig19, runs=runs)
 
 
 REPO = Path(__file__).resolve().parents[1]

@@ -130,3 +130,34 @@ def test_claims_of_figs_4_and_16_fail_on_one_cell(tmp_path, cid, fig, where, val
     assert out.loc[cid, "status"] == C.FAIL, (cid, out.loc[cid, "detail"])
     others = out.drop(index=cid)
     assert (others["status"] == C.PASS).all() or cid in ("15d", "15e", "15f"), others[others["status"] != C.PASS]
+
+
+def test_claim_17_compares_cauchy_blocks_with_the_others_in_each_figure(tmp_path):
+    tables = _paper_like(True)
+    df = tables["fig19"]
+    hit = (df["row_family"] == "laplace") & (df["col_family"] == "gumbel")
+    df.loc[hit | ((df["row_family"] == "gumbel") & (df["col_family"] == "laplace")), "emd"] = 6.0  # 10 / 6 < 2
+    out = _check(tmp_path, tables)
+    assert out.loc["17", "status"] == C.FAIL and out.loc["17", "measured"] == "1.67", out.loc["17", "detail"]
+    assert "fig9: min cauchy-vs-other 10" in out.loc["17", "detail"]
+    del tables["fig9"], tables["fig19"]
+    assert _check(tmp_path / "none", tables).loc["17", "status"] == C.NOT_RUN
+
+
+def test_claim_18_needs_every_curve_to_fall_with_tau(tmp_path):
+    tables = _paper_like(True)
+    _set(tables["fig10"], lambda d: d["value"] + 5.0, metric="train_loss", d=32, tau=0.1, curve="NA:NE")
+    out = _check(tmp_path, tables)
+    assert out.loc["18", "status"] == C.FAIL and out.loc["18", "measured"] == "11/12"
+    assert "d=32 NA:NE" in out.loc["18", "detail"] and "(not decreasing)" in out.loc["18", "detail"]
+    tables["fig10"] = tables["fig10"][tables["fig10"]["tau"] == 0.1]
+    assert _check(tmp_path / "one", tables).loc["18", "status"] == C.NOT_RUN
+
+
+def test_claims_19_read_the_papers_learning_rates(tmp_path):
+    tables = _paper_like(True)
+    _set(tables["fig11"], 0.9, metric="rel_val_loss", d=4, lr=1.0, curve="BN:NE", step=20)  # as good as 0.01
+    out = _check(tmp_path, tables)
+    assert out.loc["19a", "status"] == C.FAIL and out.loc["19a", "measured"] == "11/12"
+    assert "d=4 lr=1 BN:NE: 0.9 vs 0.9 at lr 0.01" in out.loc["19a", "detail"]
+    assert out.loc["19b", "status"] == C.PASS and "d=4 OH:L2: 20 steps at lr 0.001 vs 10 at 0.01" in out.loc["19b", "detail"]

@@ -299,9 +299,10 @@ def test_thresholds_are_constants_of_the_module():
                  "GAP_CAUCHY_MIN", "GAP_RATIO_MIN", "GAP_METRIC", "DIVERGE_MIN_SEEDS", "CLAIM10A_MIN_FRACTION",
                  "CLAIM10_MARGIN"):
         assert f"\n{name} = " in src
-    from icl_kmeans.review import claims_multistep as CM, claims_training as CT
+    from icl_kmeans.review import claims_grids as CG, claims_multistep as CM, claims_training as CT
 
     for mod, names in ((CM, ("FIG7_TRAIN_SCALE", "FIG7_EARLY_FRACTION", "MULTISTEP_MARGIN")),
+                       (CG, ("DISSIMILAR_FACTOR", "FIG11_BASE_LR", "FIG11_WORSE", "FIG11_SLOW_LR")),
                        (CT, ("EQUAL_GEN_MAX", "TAU_HIGH", "TAU_LOW", "FIG14A_TAU"))):
         src = inspect.getsource(mod)
         for name in names:

@@ -719,7 +719,7 @@ def claim_10c(tables):
 
 
 # the claims of the paper's other sentences, registered on import (they use the helpers above)
-from . import claims_multistep, claims_training  # noqa: E402,F401
+from . import claims_grids, claims_multistep, claims_training  # noqa: E402,F401
 
 
 def _id_key(entry) -> tuple:
