@@ -2,6 +2,7 @@
 
     python -m icl_kmeans.review review [--results results] [--workers N] [--workdir results/paper-scale]
     python -m icl_kmeans.review unpack results/bundle.tar.gz <clone>
+    python -m icl_kmeans.review readme [--check]     README.md's reproduction table (readme_table.py)
 
 Decision on failures: the review target fails (non-zero exit) on any INTEGRITY problem -- a missing,
 extra or changed artifact, a missing manifest, a rebuilt figure or Table 1 that differs from the shipped
@@ -57,7 +58,10 @@ def markdown_table(df: pd.DataFrame, cell=str) -> str:
 
 
 def claims_markdown(df: pd.DataFrame) -> str:
-    return markdown_table(df[["id", "status", "statement", "threshold", "measured"]])
+    """The claims table with each claim's source, measured value, diagnostic and cells (the detail)."""
+    cols = ["id", "status", "source", "statement", "threshold", "measured", "diagnostic", "detail"]
+    return markdown_table(df[[c for c in cols if c in df.columns]],
+                          cell=lambda v: "" if v is None or (isinstance(v, float) and v != v) else str(v))
 
 
 def run_review(results=RESULTS, out=None, captions="workflow/report", workers: int = 1, echo=None) -> ReviewResult:
@@ -128,10 +132,16 @@ def main(argv=None) -> int:
     r.add_argument("--workers", type=int, default=1)
     r.add_argument("--workdir", default=None,
                    help="review the results/ of this folder, e.g. results/paper-scale (a subset's subset_dir)")
+    m = sub.add_parser("readme", help="write README.md's reproduction table from the claims (readme_table.py)")
+    m.add_argument("--check", action="store_true", help="exit 1 when README.md differs from what would be written")
     u = sub.add_parser("unpack", help="extract a results bundle into a clone of the repository")
     u.add_argument("bundle")
     u.add_argument("dest", nargs="?", default=".")
     a = ap.parse_args(argv)
+    if a.cmd == "readme":
+        from .readme_table import main as readme
+
+        return readme(check=a.check)
     if a.cmd == "unpack":
         from .bundle import unpack
 
