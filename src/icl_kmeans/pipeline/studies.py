@@ -149,7 +149,7 @@ def check_headline_cells(s: dict) -> None:
 
 # What the runs of one stack share (icl_kmeans.training.SHARED, without importing torch here).
 STACK_KEYS = ("embedding", "d", "k", "n", "batch", "steps", "eval_every", "val_batches", "gamma", "bias", "dropout")
-UNSTACKED_FIGURES = ("fig17",)  # plots per-run wall-clock time: its runs are trained and timed alone
+UNSTACKED_FIGURES = tuple(f.id for f in figure_registry.TABLE if f.timed_alone)  # their runs train alone
 
 
 def stacks(st: Studies, seeds: list, size: int) -> dict:
