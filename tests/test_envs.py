@@ -176,7 +176,7 @@ def env_variables() -> dict[str, list[str]]:
     may take, relative to workflow/rules/."""
     common = (REPO / "workflow" / "rules" / "common.smk").read_text()
     found = {}
-    for m in re.finditer(r"^([A-Z_]+_ENV) = (.+)$", common, re.M):
+    for m in re.finditer(r"^([A-Z_]+_ENV) = (.+?)(?=\n\S|\n\n)", common, re.M | re.S):
         found[m.group(1)] = re.findall(r"""["']([^"']+\.yaml)["']""", m.group(2))
     return found
 

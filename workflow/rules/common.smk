@@ -5,12 +5,12 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-REPO = Path(workflow.basedir)
-
 from icl_kmeans.pipeline import figures as _figures
 from icl_kmeans.pipeline import settings as _settings
 from icl_kmeans.pipeline import slurm_resources as _slurm_resources
 from icl_kmeans.pipeline import studies as _studies
+
+REPO = Path(workflow.basedir)
 
 # resolve types --config's list items in place ("seeds=[1,2]" arrives as strings) and names a bad key
 S = _settings.resolve(config, REPO / "workflow")
@@ -42,9 +42,12 @@ if TORCH_BUILD not in ("cuda", "cpu"):
     raise ValueError(
         f"ICL_KMEANS_TORCH_BUILD={TORCH_BUILD!r}: allowed are 'cuda' (default) and 'cpu'"
     )
-TORCH_ENV = "../../envs/torch.yaml" if TORCH_BUILD == "cuda" else "../../envs/torch-cpu.yaml"
+TORCH_ENV = (
+    "../../envs/torch.yaml" if TORCH_BUILD == "cuda" else "../../envs/torch-cpu.yaml"
+)
 ANALYSIS_ENV = "../../envs/analysis.yaml"
-os.environ.update(ICL_KMEANS_CHECKOUT=str(REPO))  # set here, read by the post-deploy script
+# set here, read by the post-deploy script
+os.environ.update(ICL_KMEANS_CHECKOUT=str(REPO))
 
 VAL = "results/tasks/val/{dist}/seed{seed}.pt"
 TEST = "results/tasks/test/{testset}.pt"
