@@ -50,12 +50,12 @@ def _seed_picking(cells, want) -> tuple[int, int]:
 
 
 def _tamper(results: Path, cell, delta: float) -> None:
-    """Changes the cell's log-objective at t = 5 in results/eval/<fig>.parquet and its manifest entry with it."""
+    """Changes the cell's log-objective at t = 1 in results/eval/<fig>.parquet and its manifest entry with it."""
     path = results / "eval" / f"{cell['figure']}.parquet"
     table = pq.read_table(path)
     df = table.to_pandas()
     hit = (df["run"] == cell["run"]) & (df["seed"] == cell["seed"]) & (df["testset"] == cell["testset"]) \
-        & (df["mode"] == cell["mode"]) & (df["metric"] == "log_objective") & (df["t"] == 5)
+        & (df["mode"] == cell["mode"]) & (df["metric"] == "log_objective") & (df["t"] == 1)
     assert hit.sum() == 1
     df.loc[hit, "value"] += delta
     pq.write_table(type(table).from_pandas(df, schema=table.schema, preserve_index=False), path)

@@ -8,8 +8,8 @@ checkpoint is what the code trains. This does, on a sample:
   chosen at random with a seed that is printed (give it back with --recompute-seed to repeat the draw), are
   evaluated again from the committed checkpoint on the task set regenerated from its manifest parameters, and
   compared value by value (every t and metric) with the committed evaluation results/eval/<fig>.parquet and the
-  aggregated table results/tables/<fig>.parquet that the figures and claims read: |new - committed| <= EVAL_ATOL +
-  EVAL_RTOL |committed| (float32 arithmetic, same code);
+  aggregated table results/tables/<fig>.parquet that the figures and claims read, within the tolerances below
+  (tight at t <= 1, where the model is applied once; looser later, where it is iterated on its own output);
 - one committed run, drawn with the same seed, is trained again for its first RETRAIN_STEPS steps and its
   per-step training loss and validation values are compared with its committed metrics within TRAIN_RTOL.
 
@@ -26,8 +26,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-EVAL_RTOL = 1e-4     # float32 evaluation of the same checkpoint on the same tasks with the same code
+# Tolerances (set after the first recomputation of committed cells showed how float32 rounding behaves, see
+# docs/review.md): at t <= 1 (the model applied once to the committed task set) the values are those of float32
+# arithmetic with another thread count: relative 1e-4 for the objectives. Later steps feed the model its own output,
+# which amplifies rounding (measured: 1e-8 relative at t = 1 growing to 4.4e-3 at t = 18 for Fig 7's NA:L2 at
+# scale 0.05): relative 1e-2 there. Misclustering is a fraction of points whose near-ties flip single points
+# (measured 2 of 40960, 4.9e-5): absolute 1e-3 at t <= 1 and 1e-2 later. The count of non-finite tasks must match.
+EVAL_RTOL = 1e-4
 EVAL_ATOL = 1e-6
+LATE_RTOL = 1e-2
+MISCLUSTER_ATOL = 1e-3
+LATE_MISCLUSTER_ATOL = 1e-2
+EXACT = ("nonfinite",)
 TRAIN_RTOL = 1e-3    # the first steps of training again (float32; the committed run may have trained in a stack)
 RETRAIN_STEPS = 200  # steps retrained (the paper's runs have 10000; validation every 50)
 KEYS = ["figure", "testset", "curve", "train_family", "run", "seed", "mode"]
@@ -47,7 +57,8 @@ class Recomputed:
                 f"{self.max_abs:.3g} (relative {self.max_rel:.3g}){'; ' + self.detail if self.detail else ''}")
 
 
-def _compare(what: str, new: np.ndarray, old: np.ndarray, rtol: float, atol: float, detail="") -> Recomputed:
+def _compare(what: str, new: np.ndarray, old: np.ndarray, rtol, atol, detail="") -> Recomputed:
+    """Element-wise |new - old| <= atol + rtol |old| (rtol, atol scalars or arrays); NaN = NaN, inf = inf."""
     new, old = np.asarray(new, float), np.asarray(old, float)
     same_nan = np.isnan(new) & np.isnan(old)
     same_inf = np.isinf(new) & np.isinf(old) & (np.sign(new) == np.sign(old))
@@ -92,7 +103,7 @@ def recompute_evaluation(results: Path, studies, cell: dict, device="cpu") -> Re
     model = model_from_checkpoint(ckpt, device=device)
     new = multistep_curve(model, load_tasks(tasks_path, device=device), spec["steps"], mode=cell["mode"])
     new = new.melt(id_vars=["t"], var_name="metric", value_name="value")
-    news, olds, sources = [], [], []
+    news, olds, metrics, ts, sources = [], [], [], [], []
     for source in (results / "eval" / f"{fig}.parquet", results / "tables" / f"{fig}.parquet"):
         if not source.is_file():
             continue
@@ -110,10 +121,16 @@ def recompute_evaluation(results: Path, studies, cell: dict, device="cpu") -> Re
             raise ValueError(f"{what}: the recomputed (t, metric) rows differ from those of {source}")
         news.append(both["value_new"].to_numpy(float))
         olds.append(both["value_old"].to_numpy(float))
+        metrics.append(both["metric"].to_numpy(str))
+        ts.append(both["t"].to_numpy(int))
         sources.append(f"{source.parent.name}/{source.name}")
     if not sources:
         raise ValueError(f"{what}: no committed table holds the cell")
-    return _compare(what, np.concatenate(news), np.concatenate(olds), EVAL_RTOL, EVAL_ATOL,
+    metric, late = np.concatenate(metrics), np.concatenate(ts) > 1
+    rtol = np.where(np.isin(metric, ("misclustering",) + EXACT), 0.0, np.where(late, LATE_RTOL, EVAL_RTOL))
+    atol = np.where(metric == "misclustering", np.where(late, LATE_MISCLUSTER_ATOL, MISCLUSTER_ATOL),
+                    np.where(np.isin(metric, EXACT), 0.0, EVAL_ATOL))
+    return _compare(what, np.concatenate(news), np.concatenate(olds), rtol, atol,
                     f"against the committed values of {' and '.join(sources)}")
 
 

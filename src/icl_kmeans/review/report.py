@@ -211,11 +211,12 @@ def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str,
                                       for c in comparisons])))
 
     if recomputed is not None:
-        from .recompute import EVAL_ATOL, EVAL_RTOL, TRAIN_RTOL
+        from .recompute import EVAL_RTOL, LATE_RTOL, TRAIN_RTOL
 
         parts.append("<h3>Recomputed from the committed checkpoints (--recompute)</h3>")
         parts.append(f"<p>Random evaluation cells evaluated again from their checkpoints and regenerated task sets "
-                     f"(tolerance |new - committed| &lt;= {EVAL_ATOL:g} + {EVAL_RTOL:g} |committed|), and the first "
+                     f"(objectives within relative {EVAL_RTOL:g} at t &lt;= 1 and {LATE_RTOL:g} later, where the "
+                     "model is iterated on its own output; see <code>review/recompute.py</code>), and the first "
                      f"steps of one run trained again (relative tolerance {TRAIN_RTOL:g}).</p>")
         parts.append(_table(pd.DataFrame([{"status": "identical" if r.ok else "differs", "what": r.what,
                                            "values": r.values, "largest difference": f"{r.max_abs:.3g}",
