@@ -120,7 +120,7 @@ def package_summary(manifest: pd.DataFrame) -> pd.DataFrame:
 
 def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str, findings, notes, comparisons,
                  claims: pd.DataFrame, figures_dir, report_dir, current_code: dict, verdict: bool,
-                 results="results") -> Path:
+                 results="results", recomputed=None) -> Path:
     from ..pipeline.figures import caption_line, scale_line
     from ..pipeline.studies import FIGURES
 
@@ -210,6 +210,18 @@ def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str,
                                        "drawn": "earlier (cached)" if c.cached else "now", "detail": c.detail}
                                       for c in comparisons])))
 
+    if recomputed is not None:
+        from .recompute import EVAL_RTOL, LATE_RTOL, TRAIN_RTOL
+
+        parts.append("<h3>Recomputed from the committed checkpoints (--recompute)</h3>")
+        parts.append(f"<p>Random evaluation cells evaluated again from their checkpoints and regenerated task sets "
+                     f"(objectives within relative {EVAL_RTOL:g} at t &lt;= 1 and {LATE_RTOL:g} later, where the "
+                     "model is iterated on its own output; see <code>review/recompute.py</code>), and the first "
+                     f"steps of one run trained again (relative tolerance {TRAIN_RTOL:g}).</p>")
+        parts.append(_table(pd.DataFrame([{"status": "identical" if r.ok else "differs", "what": r.what,
+                                           "values": r.values, "largest difference": f"{r.max_abs:.3g}",
+                                           "largest relative": f"{r.max_rel:.3g}", "detail": r.detail}
+                                          for r in recomputed])))
     parts.append("<h2>6. Provenance</h2>")
     parts.append("<p>From the manifest (one row per artifact, made from the per-job records under "
                  "<code>results/provenance/</code>). Job time sums the wall time of the jobs of each rule.</p>")
