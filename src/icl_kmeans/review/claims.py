@@ -106,6 +106,14 @@ class Tables:
             self._cache[fig] = pq.read_table(path).to_pandas()
         return self._cache[fig]
 
+    def held(self, figs):
+        """(fig, table) for each of figs whose table this folder holds."""
+        for fig in figs:
+            try:
+                yield fig, self.get(fig)
+            except NotRun:
+                continue
+
 
 # ------------------------------------------------------------------------------ helpers
 def _fmt(x, digits=3) -> str:

@@ -36,11 +36,7 @@ def _blocks(df: pd.DataFrame) -> pd.Series:
              "rest; all other task families are quite similar to each other.")
 def claim_17(tables):
     ratios, parts = [], []
-    for fig in ("fig9", "fig19"):
-        try:
-            df = tables.get(fig)
-        except NotRun:
-            continue
+    for fig, df in tables.held(("fig9", "fig19")):
         b = _blocks(df)
         fams = sorted(set(df["row_family"]))
         if CAUCHY not in fams or len(fams) < 2:

@@ -24,11 +24,7 @@ FIG14A_TAU = 0.25      # 14: the sentence is about Fig 14(a), tau = 0.25
 def _family_cells(tables, figs=("fig4", "fig16")) -> pd.DataFrame:
     """Final relative validation losses per (fig, family, k, tau, curve) of the per-family training figures held."""
     out = []
-    for fig in figs:
-        try:
-            df = tables.get(fig)
-        except NotRun:
-            continue
+    for fig, df in tables.held(figs):
         if "k" not in df:
             df = df.assign(k=10)  # Fig 4 trains d = 32, k = 10 (science.md §10)
         ends = training_ends(df, ["family", "k", "tau"], "rel_val_loss").assign(fig=fig)
@@ -146,11 +142,7 @@ def _first_last(tables, figs=("fig2", "fig10")) -> pd.DataFrame:
     """Per (fig, d, tau, curve) of the training figures held: the median over seeds of the relative validation
     loss at the first validation step (`first`) and at the end (`value`)."""
     out = []
-    for fig in figs:
-        try:
-            df = tables.get(fig)
-        except NotRun:
-            continue
+    for fig, df in tables.held(figs):
         keys = [k for k in ("d", "tau") if k in df]
         ends = training_ends(df, keys, "rel_val_loss")
         sub = df[(df["metric"] == "rel_val_loss") & np.isfinite(df["value"].astype(float))]

@@ -88,7 +88,7 @@ def evaluation_cells(results: Path) -> pd.DataFrame:
 def recompute_evaluation(results: Path, studies, cell: dict, device="cpu") -> Recomputed:
     from ..evaluate import multistep_curve
     from ..pipeline.taskfiles import load_tasks
-    from ..training import model_from_checkpoint
+    from ..checkpoint import model_from_checkpoint
 
     fig = cell["figure"]
     what = (f"{fig} {cell['testset']} {cell['curve']}" + ("" if pd.isna(cell["train_family"]) else
@@ -143,7 +143,8 @@ def retrain(results: Path, run: str, seed: int, steps: int = RETRAIN_STEPS, devi
     from ..pipeline.aggregate import read_run_metrics
     from ..pipeline.studies import distribution, distribution_id
     from ..pipeline.taskfiles import load_tasks
-    from ..training import TrainConfig, train
+    from ..run_config import TrainConfig
+    from ..training import train
 
     rec = json.loads((results / "runs" / run / f"seed{seed}" / "record.json").read_text())
     cfg = TrainConfig.from_dict({**rec["config"], "seed": int(seed)})
