@@ -1,13 +1,14 @@
 # icl-kmeans: regenerate every figure and Table 1 of "Leaner Transformers Can Easily Learn to Cluster".
 #   snakemake --cores all                      quick preset (default), every target
-#   snakemake --cores all fig6                 one figure and only what it needs
-#   snakemake --cores all --config preset=paper --profile slurm
+#   snakemake --cores all fig6                 one figure and what it reads
+#   snakemake --cores all --profile slurm --config preset=paper    on SLURM (profile: slurm/, docs/cluster.md)
 from snakemake.utils import min_version
 
 min_version("9.0")
 
 
-configfile: "config.yaml"
+# by absolute path: a subset changes the working directory (workdir: below), and --report reads it again
+configfile: f"{workflow.basedir}/config.yaml"
 
 
 include: "workflow/rules/common.smk"
@@ -28,8 +29,24 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/review.smk"
 
 
+# Rules that take seconds (task sets, tables, figures, Table 1, manifest, review, bundle) run in the
+# snakemake process itself (on a cluster: the login node), never through the queue
+# (docs/cluster.md counts the submissions by rule).
+localrules:
+    validation_tasks,
+    test_tasks,
+    aggregate,
+    plot,
+    write_table1,
+    manifest,
+    claims,
+    review,
+    bundle,
+
+
 rule all:
     default_target: True
     input:
         ALL_TARGET_FILES,
         rules.manifest.output,
+        rules.claims.output,

@@ -44,6 +44,13 @@ window.addEventListener("load", () => {
                                               colours: colours(img), shown_width: img.getBoundingClientRect().width})),
     tables: [...document.querySelectorAll("table")].map(t => ({header: t.rows.length ? cells(t.rows[0]) : [],
                                                               rows: [...t.rows].slice(1).map(cells)})),
+    // the review report's per-figure claim blocks: their claims, images and evidence tables
+    blocks: [...document.querySelectorAll("[data-block]")].map(b => ({
+      id: b.dataset.block, evidence: b.dataset.evidence === "1",
+      claims: [...b.querySelectorAll("[data-claim]")].map(c => c.dataset.claim),
+      images: [...b.querySelectorAll("img")].map(img => ({width: img.naturalWidth, colours: colours(img),
+                                                        shown_width: img.getBoundingClientRect().width})),
+      tables: [...b.querySelectorAll(".evidence table")].filter(t => t.rows.length > 1).length})),
   };
   const pre = document.createElement("pre");
   pre.id = "%s";
@@ -69,12 +76,14 @@ def _run(args: list[str], timeout: int) -> subprocess.CompletedProcess:
 
 def rendered(page: Path, timeout: int = 180) -> dict:
     """Title, visible text, images (natural size, distinct colours among the sampled pixels of the decoded
-    image, shown width) and tables (header cells, the cells of each further row) of `page` as Chromium
+    image, shown width), tables (header cells, the cells of each further row) and the review report's claim
+    blocks (elements with data-block: their claims, images and evidence tables) of `page` as Chromium
     renders it. The page is read from a copy with the probe added."""
     with tempfile.TemporaryDirectory(prefix="chromium-page-") as tmp:
         copy = Path(tmp) / page.name
         text = page.read_text()
-        copy.write_text(text.replace("</body>", PROBE + "</body>") if "</body>" in text else text + PROBE)
+        end = text.rfind("</body>")  # the last one: a page's scripts may hold the string too (Snakemake's report)
+        copy.write_text(text[:end] + PROBE + text[end:] if end >= 0 else text + PROBE)
         proc = _run(["--virtual-time-budget=30000", "--dump-dom", copy.as_uri()], timeout)
     m = re.search(rf'<pre id="{RESULT_ID}">(.*?)</pre>', proc.stdout, re.S)
     if proc.returncode != 0 or not m:

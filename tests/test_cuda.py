@@ -8,9 +8,9 @@ import warnings
 import pytest
 import torch
 
-import icl_kmeans.training as train_module
+import icl_kmeans.checkpoint as checkpoint_module
 from icl_kmeans import TrainConfig, train, train_stack
-from icl_kmeans.stacked import Stack, new_member
+from icl_kmeans.training import Stack, new_member
 
 SMALL = dict(d=2, k=3, n=32, batch=8, steps=40, eval_every=10, val_batches=1, seed=1, tau=0.1)
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
@@ -23,15 +23,15 @@ def test_resume_reads_the_checkpoint_onto_the_cpu(tmp_path, monkeypatch, stacked
     config = TrainConfig(**SMALL, dropout=0.1)
     path = tmp_path / "run.pt"
     train(config, checkpoint=path, max_steps=13)
-    state = train_module.load_checkpoint(path)["rng_state"]
+    state = checkpoint_module.load_checkpoint(path)["rng_state"]
     assert (state.device.type, state.dtype) == ("cpu", torch.uint8)
-    real_load, seen = train_module.load_checkpoint, []
+    real_load, seen = checkpoint_module.load_checkpoint, []
 
     def load_spy(p, map_location="cpu"):
         seen.append(map_location)
         return real_load(p, map_location=map_location)
 
-    monkeypatch.setattr(train_module, "load_checkpoint", load_spy)
+    monkeypatch.setattr(checkpoint_module, "load_checkpoint", load_spy)
     resumed = train_stack([config], checkpoints=[path])[0] if stacked else train(config, checkpoint=path)
     assert resumed.resumed_from == 13 and resumed.steps_done == 40
     assert seen == ["cpu"]

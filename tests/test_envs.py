@@ -4,8 +4,11 @@ Conda channels cannot be reached from CI, so this checks what can be checked
 without them: every env file parses and lists its channels (conda-forge, no
 `defaults`); every package is pinned to one exact version; packages that are
 also pip-installed share pyproject.toml's pin (the pip environment of the
-README and CI), so the two never drift; every rule's `conda:` file exists; and
-(marked `network`) the pip equivalents of the pins resolve on the package index.
+README and CI), so the two never drift; every rule's `conda:` file exists;
+every env installs this checkout's package (its post-deploy script) and no
+workflow file edits sys.path; and (marked `network`) the pip equivalents of the
+pins resolve on the package index, and the post-deploy script installs the
+package into a fresh environment.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ CONDA_TO_PIP = {
     "matplotlib-base": "matplotlib",
     "seaborn-base": "seaborn",
 }
-# conda packages without a pip counterpart in pyproject.toml
-CONDA_ONLY = {"python"}
+# conda packages without a pip counterpart in pyproject.toml (pip and setuptools: the post-deploy
+# script's editable install of the checkout; pyproject's build-system asks for setuptools>=77)
+CONDA_ONLY = {"python", "pip", "setuptools"}
 # name=version or name=version=build; version: digits and dots only (exact)
 PIN = re.compile(r"^(?P<name>[A-Za-z0-9_.\-]+)=(?P<version>\d+\.\d+\.\d+(?:\.\d+)*)(?:=(?P<build>[A-Za-z0-9_.*]+))?$")
 
@@ -75,7 +79,7 @@ def conda_pins(path: Path) -> dict[str, re.Match]:
 
 def test_env_files_exist():
     names = {p.stem for p in ENV_FILES}
-    assert names == {"torch", "analysis"}, names
+    assert names == {"torch", "torch-cpu", "analysis"}, names
 
 
 @pytest.mark.parametrize("path", ENV_FILES, ids=lambda p: p.name)
@@ -117,6 +121,30 @@ def test_torch_env_selects_a_cuda_build():
     assert (pins["pytorch"].group("build") or "").startswith("cuda"), pins["pytorch"].group(0)
 
 
+def test_cpu_torch_env_is_the_cuda_env_with_the_cpu_build():
+    cuda, cpu = conda_pins(ENV_DIR / "torch.yaml"), conda_pins(ENV_DIR / "torch-cpu.yaml")
+    assert (cpu["pytorch"].group("build") or "").startswith("cpu"), cpu["pytorch"].group(0)
+    assert {n: m.group("version") for n, m in cpu.items()} == {n: m.group("version") for n, m in cuda.items()}
+
+
+@pytest.mark.parametrize("path", ENV_FILES, ids=lambda p: p.name)
+def test_every_env_installs_the_checkout(path):
+    """Snakemake runs <env>.post-deploy.sh inside a new env: it installs this checkout (editable, no deps:
+    the env file holds them), found through ICL_KMEANS_CHECKOUT, which the workflow sets."""
+    script = path.with_name(path.stem + ".post-deploy.sh")
+    assert script.is_file(), f"{script.name} missing: the env would lack the icl_kmeans package"
+    text = script.read_text()
+    assert re.search(r"pip install .*--no-deps.*-e \"\$ICL_KMEANS_CHECKOUT\"", text), text
+    common = (REPO / "workflow" / "rules" / "common.smk").read_text()
+    assert "os.environ.update(ICL_KMEANS_CHECKOUT=str(REPO))" in common
+
+
+def test_no_workflow_file_edits_sys_path():
+    files = [REPO / "Snakefile", *(REPO / "workflow").rglob("*.py"), *(REPO / "workflow").rglob("*.smk")]
+    edits = [f"{p.relative_to(REPO)}" for p in files if re.search(r"sys\.path\.(insert|append)|PYTHONPATH", p.read_text())]
+    assert not edits, f"the package is installed (pip or the envs' post-deploy), never put on sys.path: {edits}"
+
+
 # --------------------------------------------------------------------- rules
 RULE_HEADER = re.compile(r"^(?P<indent>[ \t]*)rule\b\s*(?P<name>\w*)\s*:", re.M)
 EXEC = re.compile(r"^[ \t]+(shell|script|notebook|wrapper|run|cwl)\s*:", re.M)
@@ -143,17 +171,30 @@ def require_rule_files():
         pytest.skip("no Snakefile or workflow/rules/*.smk yet: nothing names a conda env")
 
 
+def env_variables() -> dict[str, list[str]]:
+    """The env-file variables of workflow/rules/common.smk (TORCH_ENV, ANALYSIS_ENV): the paths each
+    may take, relative to workflow/rules/."""
+    common = (REPO / "workflow" / "rules" / "common.smk").read_text()
+    found = {}
+    for m in re.finditer(r"^([A-Z_]+_ENV) = (.+?)(?=\n\S|\n\n)", common, re.M | re.S):
+        found[m.group(1)] = re.findall(r"""["']([^"']+\.yaml)["']""", m.group(2))
+    return found
+
+
 def test_every_conda_directive_names_an_existing_env():
     require_rule_files()
     seen = 0
+    variables = env_variables()
+    assert set(variables) == {"TORCH_ENV", "ANALYSIS_ENV"}, variables
     for path, name, block in rule_blocks():
         for m in CONDA.finditer(block):
             value = m.group("value").split("#")[0].strip().rstrip(",")
             lit = re.fullmatch(r"""(["'])(.+)\1""", value)
-            assert lit, f"{path.name}: rule {name}: conda: {value} is not a string literal"
-            env = (path.parent / lit.group(2)).resolve()  # relative to the rule's file
-            assert env.is_file(), f"{path.name}: rule {name}: {lit.group(2)} -> {env} does not exist"
-            assert env.parent == ENV_DIR.resolve(), f"{path.name}: rule {name}: {env} not in envs/"
+            assert lit or value in variables, f"{path.name}: rule {name}: conda: {value} is neither a string nor an *_ENV"
+            for rel in [lit.group(2)] if lit else variables[value]:
+                env = (path.parent / rel).resolve()  # relative to the rule's file
+                assert env.is_file(), f"{path.name}: rule {name}: {rel} -> {env} does not exist"
+                assert env.parent == ENV_DIR.resolve(), f"{path.name}: rule {name}: {env} not in envs/"
             seen += 1
     assert seen, "no rule names a conda env"
 
@@ -196,3 +237,30 @@ def test_pinned_packages_resolve_on_the_index(tmp_path):
         for item in json.loads(report.read_text())["install"]
     }
     assert got == wanted, {k: (wanted.get(k), got.get(k)) for k in set(got) | set(wanted) if got.get(k) != wanted.get(k)}
+
+
+@pytest.mark.network
+def test_post_deploy_script_installs_the_package_into_a_fresh_env(tmp_path):
+    """What Snakemake does after creating an env, with a venv in place of conda: the env's pip and
+    setuptools pins, then the post-deploy script; the package then imports from this checkout and has
+    a version (which the provenance records)."""
+    import os
+
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+    pins = conda_pins(ENV_DIR / "analysis.yaml")
+    subprocess.run([str(env / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                    *(f"{n}=={pins[n].group('version')}" for n in ("pip", "setuptools"))], check=True, timeout=600)
+    run_env = dict(os.environ, PATH=f"{env / 'bin'}{os.pathsep}{os.environ['PATH']}", ICL_KMEANS_CHECKOUT=str(REPO))
+    run_env.pop("PYTHONPATH", None)
+    proc = subprocess.run(["bash", str(ENV_DIR / "analysis.post-deploy.sh")], cwd=tmp_path, env=run_env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    where = subprocess.run(
+        [str(env / "bin" / "python"), "-c",
+         "import importlib.metadata as m, importlib.util as u; "
+         "print(m.version('icl-kmeans')); print(u.find_spec('icl_kmeans').origin)"],
+        cwd=tmp_path, env=run_env, capture_output=True, text=True, check=True,
+    ).stdout.split()
+    assert where[0] == pyproject()["project"]["version"]
+    assert Path(where[1]).resolve().is_relative_to(REPO / "src"), where

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from icl_kmeans.pipeline import aggregate as agg
-from icl_kmeans.pipeline import figures, studies, table1
+from icl_kmeans.pipeline import figure_registry, figures, studies, table1
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_aggregate import paths, smoke_settings, training_fixture, write_eval  # noqa: E402
@@ -49,7 +49,7 @@ def tables(tmp_path_factory, registry):
                                       trim=4 if fig in TRIM else 0)
             agg.aggregate(fig, target, curves=curves, seeds=[1, 2, 3], paths=paths(root))
         else:
-            source = "fig8" if fig == "fig18" else fig
+            source = figure_registry.figure(fig).evaluation  # fig18 draws fig8's
             src = write_eval(root / "eval" / f"{source}.parquet", source, registry.evaluations[source])
             agg.aggregate(fig, target, source=src)
         out[fig] = pq.read_table(target).to_pandas()
@@ -354,3 +354,16 @@ def test_a_narrow_figure_wraps_its_legend_inside_the_figure():
         box = fig.legends[0].get_window_extent()
         assert box.x0 >= 0 and box.x1 <= fig.bbox.x1, (width, box)
         plt.close(fig)
+
+
+def test_a_figure_registered_in_the_registry_alone_draws(tmp_path, tables, settings, monkeypatch):
+    """A throw-away row (kind, plotter, title, evaluation) is all figures.plot needs to draw a figure:
+    here Fig 6's layout over Fig 6's table under another id and title."""
+    row = figure_registry.Figure("fig_throwaway", "multistep", "multistep.plot_fig6", "Throw-away figure",
+                                 evaluation="fig6")
+    monkeypatch.setitem(figure_registry.BY_ID, row.id, row)
+    pdf, png = tmp_path / "t.pdf", tmp_path / "t.png"
+    figures.plot(row.id, tables["fig6"], pdf, png, figures.figure_settings(row.id, settings))
+    assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 5000
+    drawn = figures.draw(row.id, tables["fig6"], figures.figure_settings(row.id, settings))
+    assert drawn._suptitle.get_text() == "Throw-away figure"

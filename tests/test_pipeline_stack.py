@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from icl_kmeans.pipeline import settings, studies
-from icl_kmeans.training import model_from_checkpoint
+from icl_kmeans.checkpoint import model_from_checkpoint
 from pipeline_utils import REPO, copy_workflow, run_snakemake, snakemake_cmd
 
 pytestmark = pytest.mark.pipeline

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PROFILE = REPO / "workflow" / "profiles" / "slurm"
+PROFILE = REPO / "slurm"
 GPU_RULES = {"train", "evaluate_multistep", "evaluate_landscape", "profile_timing"}
 SITE = {
     "ICL_KMEANS_SLURM_ACCOUNT": "proj1", "ICL_KMEANS_SLURM_PARTITION": "gpu",
@@ -85,5 +85,25 @@ def test_gpu_rules_declare_one_gpu_and_the_site_gpu_partition():
                 assert "gpu" not in res and "slurm_partition" not in res, (rule, res)
     for rule in stack_rules:
         for res in stacked[rule]:
-            assert res["gpu"] == "1" and int(res["runtime"]) == 8 * 60, (rule, res)
+            assert res["gpu"] == "1" and int(res["runtime"]) > 0, (rule, res)
             assert "slurm_partition" not in res and "gpu_model" not in res, (rule, res)  # no site settings given
+
+
+def test_training_jobs_ask_for_the_formula_of_their_steps_and_runs():
+    """Run time and memory of every training job: slurm_resources.training_resources of its longest
+    member's steps and its number of runs, at the GPU step time the environment names."""
+    from icl_kmeans.pipeline.slurm_resources import training_resources
+
+    env = {"ICL_KMEANS_GPU_STEP_SECONDS": "60"}
+    # smoke: 4 steps, headline cells 6 steps
+    stacked = job_resources("preset=smoke", "train_jobs=stack", env=env)
+    per_seed = job_resources("preset=smoke", "train_jobs=seed", env=env)
+    seen = set()
+    for jobs in [v for k, v in stacked.items() if k.startswith("train_stack_")] + [per_seed["train"]]:
+        for res in jobs:
+            runs = (int(res["mem_mb"]) - 8000) // 100
+            steps = {s for s in (4, 6) if training_resources(s, runs, 60)["runtime"] == int(res["runtime"])}
+            assert steps, res
+            seen |= steps
+    assert training_resources(4, 1, 60)["runtime"] != training_resources(6, 1, 60)["runtime"]
+    assert seen == {4, 6}, seen

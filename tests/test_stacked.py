@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 import torch
 
-import icl_kmeans.training as train_module
+import icl_kmeans.run_config as run_config
 from icl_kmeans import TrainConfig, train, train_stack
+from icl_kmeans.checkpoint import load_checkpoint, model_from_checkpoint
+from icl_kmeans.run_config import build_model, validation_tasks
 from icl_kmeans.tasks import sample_tasks
-from icl_kmeans.training import METRIC_COLUMNS, load_checkpoint, model_from_checkpoint
+from icl_kmeans.training import METRIC_COLUMNS
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -32,7 +34,7 @@ def float64(monkeypatch):
     """Single runs in float64: default dtype and float64 tasks (sampled in double, not cast from float32)."""
     before = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
-    monkeypatch.setattr(train_module, "sample_tasks", functools.partial(sample_tasks, dtype=torch.float64))
+    monkeypatch.setattr(run_config, "sample_tasks", functools.partial(sample_tasks, dtype=torch.float64))
     yield
     torch.set_default_dtype(before)
 
@@ -216,8 +218,6 @@ BLOWS_UP_AT_VALIDATION = dict(d=2, k=3, n=32, batch=8, steps=4, eval_every=1, va
 
 
 def test_divergence_at_a_validation_keeps_the_same_state_alone_and_stacked(tmp_path):
-    from icl_kmeans.training import build_model
-
     bad = TrainConfig(**BLOWS_UP_AT_VALIDATION)
     good = TrainConfig(**{**BLOWS_UP_AT_VALIDATION, "lr": 0.01, "seed": 2})
     alone = train(bad, checkpoint=tmp_path / "alone.pt")
@@ -231,7 +231,8 @@ def test_divergence_at_a_validation_keeps_the_same_state_alone_and_stacked(tmp_p
     for path in (tmp_path / "alone.pt", tmp_path / "bad.pt"):
         ckpt = load_checkpoint(path)
         assert (ckpt["status"], ckpt["step"], ckpt["diverged_step"]) == ("diverged", 0, 1)
-        assert math.isfinite(train_module.relative_loss(model_from_checkpoint(path), train_module.validation_tasks(bad)))
+        val = validation_tasks(bad)
+        assert torch.isfinite(model_from_checkpoint(path)(val.X, val.C)).all()
 
 
 def test_a_stack_with_a_diverged_member_resumes_exactly(tmp_path):
@@ -254,8 +255,6 @@ def test_a_stack_with_a_diverged_member_resumes_exactly(tmp_path):
 def test_relative_validation_loss_from_its_definition(float64):
     """The y-axis of every training figure, checked against numpy: the mean over validation tasks of
     L(X, F(X, C)) / L(X, Lloyd1(C)), L the k-means objective summed over points."""
-    from icl_kmeans.training import validation_tasks
-
     config = TrainConfig(**{**SMALL, "steps": 20, "val_batches": 2})
     result = train(config)
     val = validation_tasks(config)
@@ -277,7 +276,7 @@ def test_relative_validation_loss_from_its_definition(float64):
         F_C = result.model.eval()(val.X, val.C).numpy()
     expected = np.mean(objective(X, F_C) / objective(X, lloyd_step(X, C)))
     assert result.metrics.rel_val_loss.iloc[-1] == pytest.approx(expected, rel=1e-9)
-    untrained = train_module.build_model(config).to(torch.float64).eval()
+    untrained = build_model(config).to(torch.float64).eval()
     with torch.no_grad():
         first = np.mean(objective(X, untrained(val.X, val.C).numpy()) / objective(X, lloyd_step(X, C)))
     assert result.metrics.rel_val_loss.iloc[0] == pytest.approx(first, rel=1e-9)

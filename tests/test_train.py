@@ -6,9 +6,11 @@ import pandas as pd
 import pytest
 import torch
 
-import icl_kmeans.stacked_math as stacked_math
+import icl_kmeans.training_math as training_math
 from icl_kmeans import TrainConfig, train
-from icl_kmeans.training import METRIC_COLUMNS, load_checkpoint
+from icl_kmeans.checkpoint import load_checkpoint, model_from_checkpoint
+from icl_kmeans.run_config import build_model, validation_tasks
+from icl_kmeans.training import METRIC_COLUMNS
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -97,7 +99,7 @@ def test_checkpoint_of_another_config_is_refused(tmp_path):
 
 
 def test_diverging_run_stops_saves_and_reports(tmp_path, monkeypatch, capsys):
-    real = stacked_math.smoothed_loss
+    real = training_math.smoothed_loss
     calls = {"n": 0}
 
     def loss_that_blows_up(*args, **kwargs):
@@ -105,7 +107,7 @@ def test_diverging_run_stops_saves_and_reports(tmp_path, monkeypatch, capsys):
         value = real(*args, **kwargs)
         return value * math.nan if calls["n"] >= 5 else value  # the 5th training step is non-finite
 
-    monkeypatch.setattr(stacked_math, "smoothed_loss", loss_that_blows_up)
+    monkeypatch.setattr(training_math, "smoothed_loss", loss_that_blows_up)
     path = tmp_path / "run.pt"
     result = train(TrainConfig(**{**SMALL, "steps": 20, "eval_every": 2}), checkpoint=path)
     assert result.status == "diverged"
@@ -118,7 +120,7 @@ def test_diverging_run_stops_saves_and_reports(tmp_path, monkeypatch, capsys):
     assert ckpt["status"] == "diverged" and ckpt["diverged_step"] == 5 and ckpt["step"] == 4
     _assert_same_tensors(ckpt["model"], result.model.state_dict())
     # resuming a diverged run does not train on
-    monkeypatch.setattr(stacked_math, "smoothed_loss", real)
+    monkeypatch.setattr(training_math, "smoothed_loss", real)
     again = train(TrainConfig(**{**SMALL, "steps": 20, "eval_every": 2}), checkpoint=path)
     assert again.status == "diverged" and again.steps_done == 4
 
@@ -132,23 +134,20 @@ def test_huge_learning_rate_diverges_without_exception(tmp_path):
     assert load_checkpoint(tmp_path / "run.pt")["status"] == "diverged"
 
 
-def test_relative_loss_restores_train_mode_on_non_finite_centers():
-    from icl_kmeans.training import build_model, relative_loss, validation_tasks
+def test_relative_loss_is_nan_for_the_run_whose_centers_are_not_finite():
+    """Stack.relative_loss (the one relative validation loss) flags the run, not its stack mate."""
+    from icl_kmeans.training import Stack, new_member
 
-    config = TrainConfig(**SMALL)
-    model = build_model(config)
-    with torch.no_grad():
-        model.heads[2].V.weight.fill_(math.inf)  # centers become non-finite
-    model.train()
-    assert math.isnan(relative_loss(model, validation_tasks(config)))
-    assert model.training
+    members = [new_member(TrainConfig(**SMALL)), new_member(TrainConfig(**{**SMALL, "seed": 2}))]
+    members[1].params["heads.2.V.weight"].fill_(math.inf)  # its centers become non-finite
+    stack = Stack(members, torch.device("cpu"), torch.float32)
+    good, bad = stack.relative_loss()
+    assert math.isfinite(good) and math.isnan(bad)
 
 
 def test_divergence_at_a_validation_keeps_the_last_finite_parameters(tmp_path, capsys):
     """lr = 1e30: the training loss of step 1 is finite, the update makes the validation outputs
     non-finite. The run must keep (and save) the parameters from before that update."""
-    from icl_kmeans.training import build_model, model_from_checkpoint, relative_loss, validation_tasks
-
     config = TrainConfig(**{**SMALL, "steps": 4, "eval_every": 1, "lr": 1e30})
     result = train(config, checkpoint=tmp_path / "run.pt")
     assert result.status == "diverged" and result.diverged_step == 1 and result.steps_done == 0
@@ -156,14 +155,15 @@ def test_divergence_at_a_validation_keeps_the_last_finite_parameters(tmp_path, c
     ckpt = load_checkpoint(tmp_path / "run.pt")
     assert ckpt["step"] == 0 and ckpt["status"] == "diverged"
     _assert_same_tensors(ckpt["model"], build_model(config).state_dict())  # the state before the bad update
-    assert math.isfinite(relative_loss(model_from_checkpoint(tmp_path / "run.pt"), validation_tasks(config)))
+    val = validation_tasks(config)
+    assert torch.isfinite(model_from_checkpoint(tmp_path / "run.pt")(val.X, val.C)).all()
     assert "kept the state of step 0" in capsys.readouterr().err
 
 
 def test_truncated_checkpoint_is_moved_aside_and_the_run_retrains(tmp_path, capsys):
     """A checkpoint cut short (a crash outside our atomic writes, a full disk) gives a clear error on
     loading, and train() moves it to <name>.corrupt, says so, and ends exactly like a fresh run."""
-    from icl_kmeans.training import CorruptCheckpointError, model_from_checkpoint
+    from icl_kmeans.checkpoint import CorruptCheckpointError
 
     config = TrainConfig(**{**SMALL, "steps": 12, "eval_every": 4})
     path = tmp_path / "run.pt"

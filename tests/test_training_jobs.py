@@ -30,7 +30,7 @@ def _assert_final_checkpoint_of(final, resume):
     """final is the run's end state and weights from its resume file, without optimizer state or metrics."""
     import torch
 
-    from icl_kmeans.training import FINAL_KEYS
+    from icl_kmeans.checkpoint import FINAL_KEYS
 
     a, b = torch.load(final, weights_only=False), torch.load(resume, weights_only=False)
     assert sorted(a) == sorted(FINAL_KEYS) and {"adam", "metrics", "rng_state"} <= set(b)
@@ -40,7 +40,7 @@ def _assert_final_checkpoint_of(final, resume):
 
 
 def test_a_final_checkpoint_is_not_resumed_from(tmp_path):
-    from icl_kmeans.training import TrainConfig, train
+    from icl_kmeans import TrainConfig, train
 
     _, files = _run(tmp_path)
     with pytest.raises(ValueError, match="final checkpoint"):

@@ -5,7 +5,7 @@ Public API (imported lazily, so that plotting code does not pay for torch):
     ClusterTransformer, lloyd_transformer
     lloyd, em
     kmeans_objective, smoothed_kmeans_loss, sparsemax, misclustering_rate
-    TrainConfig, train, load_checkpoint, train_stack
+    TrainConfig, train, load_checkpoint, train_stack, TrainResult
 """
 
 from importlib import import_module
@@ -19,8 +19,8 @@ _EXPORTS = {
     "lloyd": "baselines", "em": "baselines",
     "kmeans_objective": "losses", "smoothed_kmeans_loss": "losses", "sparsemax": "losses",
     "misclustering_rate": "losses",
-    "TrainConfig": "training", "train": "training", "load_checkpoint": "training", "TrainResult": "training",
-    "train_stack": "stacked",
+    "TrainConfig": "run_config", "train": "training", "load_checkpoint": "checkpoint", "TrainResult": "training",
+    "train_stack": "training",
 }
 
 __all__ = sorted(_EXPORTS)

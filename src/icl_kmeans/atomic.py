@@ -61,10 +61,6 @@ def durable_replace(src, dst) -> Path:
     return dst
 
 
-def atomic_write_bytes(path, data: bytes) -> Path:
-    return atomic_write(path, lambda tmp: tmp.write_bytes(data))
-
-
 def atomic_write_text(path, text: str) -> Path:
     return atomic_write(path, lambda tmp: tmp.write_text(text))
 

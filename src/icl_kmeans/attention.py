@@ -201,10 +201,3 @@ def hard_distance_attention(q, k, v, chunk: int = 1024) -> torch.Tensor:
         out.append((w / w.sum(-1, keepdim=True)) @ v)
     return torch.cat(out, dim=-2)
 
-
-def distance_attention(Z, Zk, Q, K, V, gamma: float, fused: bool = True, dropout: float = 0.0) -> torch.Tensor:
-    """A(Z, Z'; Q, K, V) with Q, K, V callables on token rows (nn.Linear) and inverse temperature gamma."""
-    q, k, v = Q(Z), K(Zk), V(Zk)
-    if math.isinf(gamma):
-        return hard_distance_attention(q, k, v)
-    return soft_distance_attention(q, k, v, gamma / math.sqrt(Z.shape[-1]), fused=fused, dropout=dropout)

@@ -55,23 +55,26 @@ def loop_sample_tasks(batch: int, n: int, d: int, k: int, generator: torch.Gener
     return torch.stack(Xs), torch.stack(Cs)
 
 
-def _cdist_attention(Z, Zk, Q, K, V, gamma, fused=True, dropout=0.0):
-    """Distance attention written the obvious way: cdist, square, softmax, matmul."""
-    q, k, v = Q(Z), K(Zk), V(Zk)
+def _cdist_attention(params, mu, Z, Zk, gamma, fused=True, dropout=0.0, generators=None):
+    """Distance attention written the obvious way: cdist, square, softmax, matmul (layer.attention's
+    signature)."""
+    from .layer import linear
+
+    q, k, v = (linear(T, params, f"heads.{mu}.{P}") for T, P in ((Z, "Q"), (Zk, "K"), (Zk, "V")))
     g = gamma / math.sqrt(Z.shape[-1])
     return torch.softmax(-g * torch.cdist(q, k).pow(2), dim=-1) @ v
 
 
 @contextlib.contextmanager
 def _straightforward_attention():
-    from . import model as model_mod
+    from . import layer
 
-    saved = model_mod.distance_attention
-    model_mod.distance_attention = _cdist_attention
+    saved = layer.attention
+    layer.attention = _cdist_attention
     try:
         yield
     finally:
-        model_mod.distance_attention = saved
+        layer.attention = saved
 
 
 def make_step(embedding: str, regularizer: str, d: int, k: int, n: int, batch: int, tau: float = 0.1,

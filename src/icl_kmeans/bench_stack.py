@@ -2,7 +2,7 @@
 
 One-at-a-time is the step of an nn.Module run with torch.optim.Adam (sample, forward, backward,
 clip-norm, Adam; no host sync), which is what train() did before it became a stack of one; stacked is
-the step of the one training loop (icl_kmeans.stacked.Stack) for R runs of the same shape (different
+the step of the one training loop (icl_kmeans.training.Stack) for R runs of the same shape (different
 seeds). Ratio = stacked run-steps/s over one-at-a-time run-steps/s: at R = 1 it is the cost of training
 a single run as a stack of one. Each timed call does `inner` steps and, on CUDA, waits for them.
 A second table prices the per-run dropout draws (each run's masks from its own generator) against one
@@ -26,7 +26,7 @@ CPU_PAPER_R = (1, 4, 16)  # R = 64 at the paper size takes minutes per repeat on
 
 
 def _config(shape: str, seed: int, dropout: float = 0.0):
-    from .training import TrainConfig
+    from .run_config import TrainConfig
 
     d, k, n, batch = SHAPES[shape]
     return TrainConfig(d=d, k=k, n=n, batch=batch, embedding="OH", regularizer="L2", tau=0.1, seed=seed,
@@ -40,19 +40,21 @@ def _sync(dev):
 
 def make_single(shape: str, dev: torch.device, inner: int):
     """`inner` steps of train()'s hot loop for one run."""
-    from . import training as T
+    from .device import to_device
     from .losses import smoothed_loss
+    from .run_config import STREAM_TRAIN, build_model, derived_seed, task_kwargs
+    from .tasks import sample_tasks
 
     config = _config(shape, 0)
-    model = T.build_model(config).to(dev).train()
+    model = build_model(config).to(dev).train()
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     counter = iter(range(10**9))
 
     def run():
         for _ in range(inner):
-            g = torch.Generator().manual_seed(T.derived_seed(config.seed, T.STREAM_TRAIN, next(counter)))
-            tasks = T.sample_tasks(config.batch, generator=g, **T.task_kwargs(config))
-            X, C = T.to_device(tasks.X, dev), T.to_device(tasks.C, dev)
+            g = torch.Generator().manual_seed(derived_seed(config.seed, STREAM_TRAIN, next(counter)))
+            tasks = sample_tasks(config.batch, generator=g, **task_kwargs(config))
+            X, C = to_device(tasks.X, dev), to_device(tasks.C, dev)
             loss = smoothed_loss(X, model.centers(X, C), config.tau, config.regularizer).mean()
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -67,7 +69,7 @@ def make_single(shape: str, dev: torch.device, inner: int):
 def make_stacked(shape: str, R: int, dev: torch.device, inner: int, dropout: float = 0.0, shared_stream: bool = False):
     """`inner` steps of the training loop for R runs of the shape (seeds 0..R-1). shared_stream: the
     dropout masks of the whole stack from one generator (the draws per-run randomness replaced)."""
-    from .stacked import Stack, new_member
+    from .training import Stack, new_member
 
     threads = len(os.sched_getaffinity(0)) if dev.type == "cuda" else 0  # train_stack's default
     stack = Stack([new_member(_config(shape, s, dropout)) for s in range(R)], dev, torch.float32,
@@ -108,7 +110,7 @@ def main(devices: list[str], shapes: list[str], Rs: list[int], repeats: int, war
     for device in devices:
         dev = torch.device(device)
         if dev.type == "cuda":
-            from .training import deterministic_cuda
+            from .device import deterministic_cuda
 
             deterministic_cuda()
         for shape in shapes:

@@ -9,7 +9,7 @@ import sys
 
 
 def _train_parser(sub) -> None:
-    from .training import TrainConfig
+    from .run_config import TrainConfig
 
     p = sub.add_parser("train", help="train one model (science.md §7) and print its relative validation loss",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -31,7 +31,8 @@ def _train_parser(sub) -> None:
 def _train(args) -> int:
     import torch
 
-    from .training import TrainConfig, train
+    from .run_config import TrainConfig
+    from .training import train
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -1,9 +1,6 @@
-"""The clustering transformer (science.md §4) and its exact Lloyd construction (science.md §5).
-
-One layer, parameters theta_mu = (Q_mu, K_mu, V_mu), mu = 1..4, shared by all layers:
-    X_bar(t+1) = X_bar(t) + A(X_bar(t), C_bar(t); theta1) + A(X_bar(t), X_bar(t); theta2)
-    C_bar(t+1) = C_bar(t) + A(C_bar(t), X_bar(t+1); theta3) + A(C_bar(t), C_bar(t); theta4)
-F_{d:k}(X, C) = first d coordinates of C_bar(1).
+"""The clustering transformer F_{d:k} (science.md §4) as an nn.Module, and its exact Lloyd construction
+(science.md §5). The layer's math is layer.py's, the one definition, which the training loop runs on
+stacked runs; ClusterTransformer holds one run's parameters and runs it with R = 1.
 """
 
 from __future__ import annotations
@@ -14,23 +11,21 @@ import torch
 from torch import nn
 
 from . import _checks
-from .attention import distance_attention
 from .embeddings import EMBEDDINGS, embed, embedding_width
+from .layer import apply_layer
 
 MODES = ("reembed", "naive")
 
 
 class DistanceAttentionHead(nn.Module):
-    """theta = (Q, K, V), each d_emb x d_emb (as nn.Linear acting on token rows)."""
+    """theta = (Q, K, V), each d_emb x d_emb (nn.Linear acting on token rows: its parameters, its
+    initialisation and its state_dict names; layer.linear applies them)."""
 
     def __init__(self, width: int, bias: bool = False):
         super().__init__()
         self.Q = nn.Linear(width, width, bias=bias)
         self.K = nn.Linear(width, width, bias=bias)
         self.V = nn.Linear(width, width, bias=bias)
-
-    def forward(self, Z, Zk, gamma: float, fused: bool, dropout: float):
-        return distance_attention(Z, Zk, self.Q, self.K, self.V, gamma, fused=fused, dropout=dropout)
 
 
 class ClusterTransformer(nn.Module):
@@ -55,13 +50,11 @@ class ClusterTransformer(nn.Module):
         return f"d={self.d}, k={self.k}, embedding={self.embedding}, gamma={self.gamma}, width={self.width}"
 
     def layer(self, X_bar: torch.Tensor, C_bar: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """One application of the layer to embedded tokens."""
-        a1, a2, a3, a4 = self.heads
+        """One application of the layer (layer.apply_layer) to embedded tokens (B, m, w)."""
+        params = {name: p.unsqueeze(0) for name, p in self.named_parameters()}  # one run: R = 1
         p = self.dropout if self.training else 0.0
-        A = lambda head, Z, Zk: head(Z, Zk, self.gamma, self.fused, p)  # noqa: E731
-        X_next = X_bar + A(a1, X_bar, C_bar) + A(a2, X_bar, X_bar)
-        C_next = C_bar + A(a3, C_bar, X_next) + A(a4, C_bar, C_bar)
-        return X_next, C_next
+        X_next, C_next = apply_layer(params, X_bar.unsqueeze(0), C_bar.unsqueeze(0), self.gamma, self.fused, p)
+        return X_next[0], C_next[0]
 
     def _check(self, X, C):
         X, C, batched = _checks.points_and_centers(X, C)
@@ -78,7 +71,7 @@ class ClusterTransformer(nn.Module):
 
     def centers(self, X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
         """forward for batched X (B, n, d), C (B, k, d) without the input checks, whose finiteness test
-        waits for the device: the training hot path."""
+        waits for the device (bench_stack's single-run reference loop)."""
         _, C_bar = self.layer(*embed(X, C, self.embedding))
         return C_bar[..., : self.d]
 

@@ -34,7 +34,7 @@ from .model import ClusterTransformer
 from .profile_table import ATTENTIONS, GRID_COLUMNS, METRICS
 from .tasks import sample_tasks
 from .timing import time_round_robin
-from .training import resolve_device
+from .device import resolve_device
 
 MB = 2 ** 20
 CPU_DEVICE_TYPE = 0  # "Device Type" of a CPU memory event in the profiler's Chrome trace (c10::DeviceType::CPU)

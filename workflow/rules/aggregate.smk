@@ -31,7 +31,7 @@ rule aggregate:
     wildcard_constraints:
         fig="|".join(sorted(set(ST.training) | set(EVAL_SOURCE))),
     conda:
-        "../../envs/analysis.yaml"
+        ANALYSIS_ENV
     params:
         curves=lambda w: [
             dict(run=c.run, facets=c.facets, label=c.label)

@@ -1,17 +1,16 @@
 # Settings, the registry of runs per figure, and path patterns shared by all rules.
 import os
 import re
-import sys
 from pathlib import Path
 
 from snakemake.utils import validate
 
-REPO = Path(workflow.basedir)
-sys.path.insert(0, str(REPO / "src"))
-
 from icl_kmeans.pipeline import figures as _figures
 from icl_kmeans.pipeline import settings as _settings
+from icl_kmeans.pipeline import slurm_resources as _slurm_resources
 from icl_kmeans.pipeline import studies as _studies
+
+REPO = Path(workflow.basedir)
 
 # resolve types --config's list items in place ("seeds=[1,2]" arrives as strings) and names a bad key
 S = _settings.resolve(config, REPO / "workflow")
@@ -34,6 +33,21 @@ EVAL_KINDS = {
     )
     for kind in ("multistep", "landscape", "dissimilarity", "profile")
 }
+
+# Conda envs (--sdm conda) of the rules that run torch: the CUDA build, or with ICL_KMEANS_TORCH_BUILD=cpu
+# the CPU build (machines without CUDA, macOS). Both install this checkout's package after they are
+# created (envs/*.post-deploy.sh), which finds the checkout in ICL_KMEANS_CHECKOUT.
+TORCH_BUILD = os.environ.get("ICL_KMEANS_TORCH_BUILD", "cuda").strip() or "cuda"
+if TORCH_BUILD not in ("cuda", "cpu"):
+    raise ValueError(
+        f"ICL_KMEANS_TORCH_BUILD={TORCH_BUILD!r}: allowed are 'cuda' (default) and 'cpu'"
+    )
+TORCH_ENV = (
+    "../../envs/torch.yaml" if TORCH_BUILD == "cuda" else "../../envs/torch-cpu.yaml"
+)
+ANALYSIS_ENV = "../../envs/analysis.yaml"
+# set here, read by the post-deploy script
+os.environ.update(ICL_KMEANS_CHECKOUT=str(REPO))
 
 VAL = "results/tasks/val/{dist}/seed{seed}.pt"
 TEST = "results/tasks/test/{testset}.pt"
@@ -70,9 +84,10 @@ def figure_files(fig):
     return [FIGURE.format(fig=fig, ext=ext) for ext in ("pdf", "png")]
 
 
-# Resources of the GPU jobs (training, evaluation, profiling), given by each of their rules with its
-# run time. One GPU, as the SLURM profile (workflow/profiles/slurm) submits them, plus the site's GPU
-# partition and model from the environment. Without SLURM the same jobs run on this machine (GPU or CPU).
+# Resources of the GPU jobs (training, evaluation, profiling). One GPU, as the SLURM profile (slurm/)
+# submits them, plus the site's GPU partition and model from the environment. Training jobs' run time and
+# memory come from one formula (icl_kmeans.pipeline.slurm_resources: steps x the GPU's seconds per step);
+# evaluation and profiling give theirs. Without SLURM the same jobs run on this machine (GPU or CPU).
 GPU_SITE = {
     res: os.environ[var].strip()
     for res, var in (
@@ -83,8 +98,19 @@ GPU_SITE = {
 }
 
 
-def gpu_resources(runtime):
-    return dict(gpu=1, cpus_per_gpu=4, mem_mb=16000, runtime=runtime, **GPU_SITE)
+GPU = dict(gpu=1, cpus_per_gpu=4, **GPU_SITE)
+
+
+def gpu_resources(runtime, mem_mb=16000):
+    return dict(GPU, mem_mb=mem_mb, runtime=runtime)
+
+
+def training_gpu_resources(runs):
+    """One GPU for a job that trains `runs` (run id list) together or alone."""
+    res = _slurm_resources.training_resources(
+        max(ST.runs[r]["steps"] for r in runs), len(runs)
+    )
+    return gpu_resources(res["runtime"], res["mem_mb"])
 
 
 BENCHMARKS = "results/benchmarks"

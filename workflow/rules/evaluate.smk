@@ -17,7 +17,7 @@ rule evaluate_multistep:
     wildcard_constraints:
         fig="|".join(EVAL_KINDS["multistep"]) or "(?!)",
     conda:
-        "../../envs/torch.yaml"
+        TORCH_ENV
     resources:
         **gpu_resources("2h"),
     params:
@@ -39,7 +39,7 @@ rule evaluate_landscape:
     wildcard_constraints:
         fig="|".join(EVAL_KINDS["landscape"]) or "(?!)",
     conda:
-        "../../envs/torch.yaml"
+        TORCH_ENV
     resources:
         **gpu_resources("2h"),
     params:
@@ -61,7 +61,7 @@ rule task_dissimilarity:
     wildcard_constraints:
         fig="|".join(EVAL_KINDS["dissimilarity"]) or "(?!)",
     conda:
-        "../../envs/torch.yaml"
+        TORCH_ENV
     params:
         spec=lambda w: ST.evaluations[w.fig],
     script:
@@ -78,7 +78,7 @@ rule profile_timing:
     wildcard_constraints:
         fig="|".join(EVAL_KINDS["profile"]) or "(?!)",
     conda:
-        "../../envs/torch.yaml"
+        TORCH_ENV
     resources:
         **gpu_resources("1h"),
     params:

@@ -35,7 +35,7 @@ rule plot:
     wildcard_constraints:
         fig="|".join(_studies.FIGURES),
     conda:
-        "../../envs/analysis.yaml"
+        ANALYSIS_ENV
     params:
         fig=lambda w: w.fig,
         # functions, so that Snakemake does not read the braces of "{4, 16}" as wildcards
@@ -60,7 +60,7 @@ rule write_table1:
     log:
         f"{LOGS}/figures/table1.log",
     conda:
-        "../../envs/analysis.yaml"
+        ANALYSIS_ENV
     params:
         settings=lambda w: _figures.figure_settings("table1", S),
         scale=lambda w: _figures.scale_line("table1", S),

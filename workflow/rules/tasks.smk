@@ -12,7 +12,7 @@ if S["train_jobs"] == "seed":
         log:
             f"{LOGS}/tasks/val_{{dist}}_seed{{seed}}.log",
         conda:
-            "../../envs/torch.yaml"
+            TORCH_ENV
         params:
             dist=lambda w: DISTS[w.dist],
             seeds=lambda w: [int(w.seed)],
@@ -29,7 +29,7 @@ else:
         log:
             f"{LOGS}/tasks/val_{{dist}}.log",
         conda:
-            "../../envs/torch.yaml"
+            TORCH_ENV
         params:
             dist=lambda w: DISTS[w.dist],
             seeds=SEEDS,
@@ -45,7 +45,7 @@ rule test_tasks:
     log:
         f"{LOGS}/tasks/test_{{testset}}.log",
     conda:
-        "../../envs/torch.yaml"
+        TORCH_ENV
     params:
         testset=lambda w: TESTSETS[w.testset],
         seed=S["eval_seed"],

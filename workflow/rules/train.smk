@@ -37,10 +37,12 @@ if S["train_jobs"] in ("seed", "stack"):
         group:
             "train"
         conda:
-            "../../envs/torch.yaml"
+            TORCH_ENV
         threads: 1
         resources:
-            **gpu_resources("30m"),
+            **GPU,
+            runtime=lambda w: training_gpu_resources([w.run])["runtime"],
+            mem_mb=lambda w: training_gpu_resources([w.run])["mem_mb"],
         params:
             config=lambda w: ST.runs[w.run],
         script:
@@ -66,7 +68,7 @@ if S["train_jobs"] == "pack":
             benchmark:
                 f"{BENCHMARKS}/train/pack_{_dist}.tsv"
             conda:
-                "../../envs/torch.yaml"
+                TORCH_ENV
             threads: 1
             params:
                 runs=[(r, s) for r in _runs for s in SEEDS],
@@ -94,10 +96,10 @@ for _name, _members in sorted(_STACKS.items()):
         # the longest stacks first: on a laptop they decide the wall time
         priority: _studies.stack_work(ST, _members) // 1_000_000
         conda:
-            "../../envs/torch.yaml"
+            TORCH_ENV
         threads: 1
         resources:
-            **gpu_resources("8h"),
+            **training_gpu_resources([r for r, _ in _members]),
         params:
             runs=_members,
             configs={r: ST.runs[r] for r in sorted({r for r, _ in _members})},

@@ -1,7 +1,4 @@
 """Aggregates one figure's runs or evaluation into results/tables/{fig}.parquet (long format)."""
-import sys
-
-sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
 from icl_kmeans.pipeline.job_context import job
 

@@ -1,7 +1,4 @@
 """Writes results/bundle.tar.gz: the verified results, manifest, provenance, logs, config and pins."""
-import sys
-
-sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
 from icl_kmeans.pipeline.job_context import job
 

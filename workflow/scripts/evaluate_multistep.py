@@ -1,7 +1,4 @@
 """Evaluates the models of one figure on its held-out test sets (multistep)."""
-import sys
-
-sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
 from icl_kmeans.pipeline.job_context import job
 

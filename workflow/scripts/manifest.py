@@ -1,7 +1,4 @@
 """Writes results/manifest.{parquet,tsv,json}: every artifact under results/ with its provenance."""
-import sys
-
-sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
 from icl_kmeans.pipeline.job_context import job
 

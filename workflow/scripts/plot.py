@@ -1,7 +1,4 @@
 """Draws one figure (PDF and PNG) from its aggregated table."""
-import sys
-
-sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
 from icl_kmeans.pipeline.job_context import job
 

@@ -1,7 +1,4 @@
 """Times OH against BN: forward (train and eval mode), backward, peak memory (Fig 1, Table 1)."""
-import sys
-
-sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
 from icl_kmeans.pipeline.job_context import job
 

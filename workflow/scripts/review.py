@@ -1,9 +1,7 @@
 """The review: artifacts against the manifest, figures and Table 1 rebuilt from the tables, the paper's
 claims, the HTML report (results/review/). Fails on any integrity problem, never on a claim's FAIL."""
 import os
-import sys
 
-sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
 from icl_kmeans.pipeline.job_context import job
 

@@ -1,7 +1,4 @@
 """Writes Table 1 (CSV and Markdown) from the d = 32 profile table."""
-import sys
-
-sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
 from icl_kmeans.pipeline.job_context import job
 

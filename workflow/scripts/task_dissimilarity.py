@@ -1,7 +1,4 @@
 """Earth-mover distances between the tasks of the five families (Figs 9 and 19)."""
-import sys
-
-sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
 from icl_kmeans.pipeline.job_context import job
 

@@ -1,7 +1,4 @@
 """Writes one held-out test set (shared by every model evaluated on it)."""
-import sys
-
-sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
 from icl_kmeans.pipeline.job_context import job
 

@@ -1,8 +1,5 @@
 """Trains the (configuration, seed) pairs of this job: one pair (rule train), a pack (one after the
 other) or a stack (train_stack_*: together)."""
-import sys
-
-sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
 from icl_kmeans.pipeline.job_context import as_list, job
 

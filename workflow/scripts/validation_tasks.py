@@ -1,7 +1,4 @@
 """Writes the validation sets of one task distribution: of one seed (train_jobs=seed) or of every seed."""
-import sys
-
-sys.path.insert(0, f"{snakemake.scriptdir}/../../src")  # icl_kmeans of this checkout, in any env
 
 from icl_kmeans.pipeline.job_context import job
 

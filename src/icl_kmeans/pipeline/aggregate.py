@@ -35,10 +35,10 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from ..atomic import atomic_write
+from . import figure_registry
 
 TRAINING_METRICS = ("train_loss", "rel_val_loss")
-TIMED_FIGURES = ("fig17",)  # training figures whose x-axis is wall-clock time
-NONDETERMINISTIC = ("fig1", "fig17", "table1")  # timings by nature
+TIMED_FIGURES = tuple(f.id for f in figure_registry.TABLE if f.timed_alone)  # x-axis: wall-clock time
 RUN_COLUMNS = [("curve", pa.string()), ("embedding", pa.string()), ("regularizer", pa.string()),
                ("run", pa.string()), ("seed", pa.int64()), ("status", pa.string()),
                ("diverged_step", pa.int64()), ("step", pa.int64()), ("metric", pa.string()),
@@ -230,4 +230,4 @@ def summary(table: pa.Table) -> str:
 
 
 __all__ = ["aggregate", "training_table", "evaluation_table", "read_run_metrics", "read_table", "write_table",
-           "training_schema", "facet_type", "summary", "NONDETERMINISTIC"]
+           "training_schema", "facet_type", "summary"]

@@ -10,7 +10,8 @@ import pyarrow as pa
 from tqdm.auto import tqdm
 
 from ..atomic import atomic_write_parquet
-from ..training import model_from_checkpoint, resolve_device
+from ..checkpoint import model_from_checkpoint
+from ..device import resolve_device
 from .schemas import DISSIMILARITY_SCHEMA, LANDSCAPE_SCHEMA, MULTISTEP_SCHEMA, PROFILE_SCHEMA
 from .taskfiles import load_tasks
 

@@ -11,13 +11,13 @@ import json
 from dataclasses import dataclass, field
 
 from ..constants import EMBEDDINGS, FAMILIES, REGULARIZERS
+from . import figure_registry
 from .subset import select as select_subset
 
 SIX = [(e, r) for e in EMBEDDINGS for r in REGULARIZERS]
 
-TRAINING_FIGURES = ("fig2", "fig4", "fig10", "fig11", "fig13", "fig14", "fig15", "fig16", "fig17")
-FIGURES = tuple(f"fig{i}" for i in range(1, 20)) + ("fig_em",)
-TARGETS = FIGURES + ("table1",)
+FIGURES = figure_registry.ids(drawn=True)  # what the figure modules draw
+TARGETS = figure_registry.ids()  # and table1
 
 # Fixed choices the paper leaves open (recorded in every run's config and the captions).
 MULTISTEP_BASE = dict(d=32, k=10, tau=0.1)  # Figs 5-8, 12, fig_em
@@ -147,9 +147,9 @@ def check_headline_cells(s: dict) -> None:
                              f"the validation set of val_batches x batch = {val_tasks} tasks; choose a divisor")
 
 
-# What the runs of one stack share (icl_kmeans.stacked.SHARED, without importing torch here).
+# What the runs of one stack share (icl_kmeans.training.SHARED, without importing torch here).
 STACK_KEYS = ("embedding", "d", "k", "n", "batch", "steps", "eval_every", "val_batches", "gamma", "bias", "dropout")
-UNSTACKED_FIGURES = ("fig17",)  # plots per-run wall-clock time: its runs are trained and timed alone
+UNSTACKED_FIGURES = tuple(f.id for f in figure_registry.TABLE if f.timed_alone)  # their runs train alone
 
 
 def stacks(st: Studies, seeds: list, size: int) -> dict:

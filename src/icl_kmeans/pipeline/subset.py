@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 
+from .figure_registry import sharing_evaluation
+
 CURVE = "curve"
 
 
@@ -117,7 +119,7 @@ def select(st, subset) -> None:
             kept = training.setdefault(fig, [])
             kept += [c for c in _select_training(st, fig, cells) if c not in kept]
             continue
-        sources = ("fig8", "fig18") if fig in ("fig8", "fig18") else (fig,)
+        sources = sharing_evaluation(fig)  # fig8 and fig18 draw one evaluation
         for source in sources:
             spec = _select_evaluation(st.evaluations[source], fig, cells)
             if source in evaluations and "models" in spec:  # two entries of one figure: the union of their models

@@ -7,7 +7,8 @@ from pathlib import Path
 import torch
 
 from ..tasks import TaskBatch, sample_tasks
-from ..training import TrainConfig, atomic_save, validation_tasks
+from ..checkpoint import atomic_save
+from ..run_config import TrainConfig, validation_tasks
 
 FIELDS = ("X", "C", "labels", "locations", "scales", "weights")
 

@@ -11,8 +11,10 @@ import pyarrow as pa
 import torch
 
 from ..atomic import atomic_write_json, atomic_write_parquet
-from ..stacked import train_stack
-from ..training import TrainConfig, resolve_device, train, write_final_checkpoint
+from ..checkpoint import write_final_checkpoint
+from ..device import resolve_device
+from ..run_config import TrainConfig
+from ..training import train, train_stack
 from .schemas import METRICS_SCHEMA, TIMING_SCHEMA
 from .taskfiles import load_tasks
 
@@ -39,7 +41,7 @@ def train_run(run: str, config: dict, seed: int, val_path, checkpoint, metrics, 
     """Trains one (configuration, seed), resuming from `<checkpoint>.resume` if an earlier attempt died.
 
     The resume file lives beside the declared output (Snakemake deletes the outputs of a failed or
-    rerun job, never it); once training is over the output is written from it (training.FINAL_KEYS:
+    rerun job, never it); once training is over the output is written from it (checkpoint.FINAL_KEYS:
     weights and end state, without the optimizer state and the per-step metrics). It is kept: a
     rerun of the job (a seed added to a pack, a pack job that failed after this member finished)
     finds the finished state there and rewrites the outputs without training (same metrics; the

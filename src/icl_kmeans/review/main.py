@@ -1,7 +1,9 @@
 """`snakemake --cores all review`: the whole review, and a command line for use without Snakemake.
 
     python -m icl_kmeans.review review [--results results] [--workers N] [--workdir results/paper-scale]
+                                       [--recompute N [--recompute-seed S] [--retrain-steps M]]
     python -m icl_kmeans.review unpack results/bundle.tar.gz <clone>
+    python -m icl_kmeans.review readme [--check]     README.md's reproduction table (readme_table.py)
 
 Decision on failures: the review target fails (non-zero exit) on any INTEGRITY problem -- a missing,
 extra or changed artifact, a missing manifest, a rebuilt figure or Table 1 that differs from the shipped
@@ -57,11 +59,18 @@ def markdown_table(df: pd.DataFrame, cell=str) -> str:
 
 
 def claims_markdown(df: pd.DataFrame) -> str:
-    return markdown_table(df[["id", "status", "statement", "threshold", "measured"]])
+    """The claims table with each claim's source, measured value, diagnostic and cells (the detail)."""
+    cols = ["id", "status", "source", "statement", "threshold", "measured", "diagnostic", "detail"]
+    return markdown_table(df[[c for c in cols if c in df.columns]],
+                          cell=lambda v: "" if v is None or (isinstance(v, float) and v != v) else str(v))
 
 
-def run_review(results=RESULTS, out=None, captions="workflow/report", workers: int = 1, echo=None) -> ReviewResult:
-    """The review. `echo(line)` receives the summary lines (default: print)."""
+def run_review(results=RESULTS, out=None, captions="workflow/report", workers: int = 1, echo=None,
+               recompute: int | None = None, recompute_seed: int | None = None,
+               retrain_steps: int | None = None) -> ReviewResult:
+    """The review. `echo(line)` receives the summary lines (default: print). `recompute` = N also evaluates N
+    random committed evaluation cells again and retrains the first `retrain_steps` steps of one run
+    (recompute.py); a mismatch is an integrity problem."""
     echo = echo or print
     results = Path(results)
     out = Path(out) if out is not None else results / "review"
@@ -88,6 +97,13 @@ def run_review(results=RESULTS, out=None, captions="workflow/report", workers: i
     echo(f"rebuild: {len(comparisons)} files compared, {len(bad)} differ"
          + (f" ({n_cached} targets' drawings reused from {out / 'rebuild'}: same table, code, settings)"
             if n_cached else ""))
+    recomputed = []
+    if recompute is not None:
+        from .recompute import RETRAIN_STEPS, recompute as _recompute
+
+        recomputed = _recompute(results, meta.get("settings", {}), recompute, recompute_seed,
+                                RETRAIN_STEPS if retrain_steps is None else retrain_steps, echo=echo)
+        pd.DataFrame([r.__dict__ for r in recomputed]).to_csv(out / "recompute.tsv", sep="\t", index=False)
     claims = _claims.check(results, meta.get("settings", {}))
     claims.to_csv(out / "claims.csv", index=False)
     (out / "claims.md").write_text(claims_markdown(claims))
@@ -95,6 +111,7 @@ def run_review(results=RESULTS, out=None, captions="workflow/report", workers: i
     problems = [str(f) for f in findings]
     problems += [f"REBUILD  {c.shipped}: {c.status}: {c.detail}" for c in bad]
     problems += [f"CLAIM    {r.id} could not be checked: {r.detail}" for r in errors.itertuples()]
+    problems += [f"RECOMPUTE {r.line()}" for r in recomputed if not r.ok]
     rows = [{"status": f.kind, "path": f.path, "detail": f.detail} for f in findings]
     rows += [{"status": c.status, "path": c.shipped, "detail": c.detail} for c in comparisons]
     pd.DataFrame(rows, columns=["status", "path", "detail"]).to_csv(out / "integrity.tsv", sep="\t", index=False)
@@ -102,7 +119,7 @@ def run_review(results=RESULTS, out=None, captions="workflow/report", workers: i
     report = write_report(out / "report.html", manifest=manifest, meta=meta, manifest_sha=manifest_sha,
                           findings=findings, notes=notes, comparisons=comparisons, claims=claims,
                           figures_dir=results / "figures", report_dir=captions, current_code=code_version(),
-                          verdict=ok, results=results)
+                          verdict=ok, results=results, recomputed=recomputed if recompute is not None else None)
     echo("claims:")
     for r in claims.itertuples():
         echo(f"  {r.id:3s} {r.status:8s} {r.statement} [measured {r.measured or '-'}; threshold {r.threshold}]")
@@ -126,12 +143,24 @@ def main(argv=None) -> int:
     r.add_argument("--results", default=RESULTS)
     r.add_argument("--captions", default=None, help="figure captions (default: workflow/report of this checkout)")
     r.add_argument("--workers", type=int, default=1)
+    r.add_argument("--recompute", type=int, default=None, metavar="N",
+                   help="evaluate N random committed evaluation cells again from the checkpoints and retrain the first "
+                        "steps of one run; compare with the committed values (recompute.py)")
+    r.add_argument("--recompute-seed", type=int, default=None, help="the draw's seed (default: random, printed)")
+    r.add_argument("--retrain-steps", type=int, default=None,
+                   help="steps retrained with --recompute (default recompute.RETRAIN_STEPS; 0: none)")
     r.add_argument("--workdir", default=None,
                    help="review the results/ of this folder, e.g. results/paper-scale (a subset's subset_dir)")
+    m = sub.add_parser("readme", help="write README.md's reproduction table from the claims (readme_table.py)")
+    m.add_argument("--check", action="store_true", help="exit 1 when README.md differs from what would be written")
     u = sub.add_parser("unpack", help="extract a results bundle into a clone of the repository")
     u.add_argument("bundle")
     u.add_argument("dest", nargs="?", default=".")
     a = ap.parse_args(argv)
+    if a.cmd == "readme":
+        from .readme_table import main as readme
+
+        return readme(check=a.check)
     if a.cmd == "unpack":
         from .bundle import unpack
 
@@ -140,7 +169,8 @@ def main(argv=None) -> int:
     captions = Path(a.captions).resolve() if a.captions else Path(__file__).resolve().parents[3] / "workflow" / "report"
     if a.workdir:
         os.chdir(a.workdir)
-    return 0 if run_review(a.results, captions=captions, workers=a.workers).ok else 1
+    return 0 if run_review(a.results, captions=captions, workers=a.workers, recompute=a.recompute,
+                           recompute_seed=a.recompute_seed, retrain_steps=a.retrain_steps).ok else 1
 
 
 if __name__ == "__main__":

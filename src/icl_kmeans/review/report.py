@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .report_claims import evidence, figure_blocks, index_table, paper_label, summary_table
+
 STATUS_COLOURS = {"PASS": "#1b7f3b", "FAIL": "#b00020", "NOT-RUN": "#6b6b6b", "ERROR": "#b00020",
                   "identical": "#1b7f3b", "pixel-equal": "#1b7f3b", "numeric-equal": "#1b7f3b",
                   "env-differs": "#a06000", "differs": "#b00020", "missing": "#b00020"}
@@ -31,7 +33,9 @@ table{border-collapse:collapse;font-size:.85em;margin:.5em 0} td,th{border:1px s
 vertical-align:top;text-align:left} th{background:#f3f3f3} .status{font-weight:bold;color:#fff;padding:.1em .4em;
 border-radius:3px;white-space:nowrap} .verdict{font-size:1.2em;font-weight:bold;padding:.5em;border-radius:4px;
 color:#fff;display:inline-block} figure{margin:1.5em 0;border-top:1px solid #eee;padding-top:1em}
-figure img{max-width:100%;border:1px solid #eee} figcaption{font-size:.9em;color:#333} code,pre{font-size:.85em}
+figure img,.evidence img{max-width:100%;border:1px solid #eee}
+.figure-block{border-top:2px solid #ccc;margin:2em 0;padding-top:.5em} .claim{margin:1em 0 1em 1em}
+.claim h4{margin:.3em 0} .claim-table th{width:11em} blockquote{margin:0;font-style:italic;color:#333} figcaption{font-size:.9em;color:#333} code,pre{font-size:.85em}
 pre{background:#f7f7f7;padding:.5em;overflow-x:auto} .small{font-size:.8em;color:#555}
 """
 
@@ -116,7 +120,7 @@ def package_summary(manifest: pd.DataFrame) -> pd.DataFrame:
 
 def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str, findings, notes, comparisons,
                  claims: pd.DataFrame, figures_dir, report_dir, current_code: dict, verdict: bool,
-                 results="results") -> Path:
+                 results="results", recomputed=None) -> Path:
     from ..pipeline.figures import caption_line, scale_line
     from ..pipeline.studies import FIGURES
 
@@ -130,6 +134,8 @@ def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str,
     word = "INTEGRITY VERIFIED" if verdict else "INTEGRITY FAILED"
     counts = claims["status"].value_counts().to_dict() if len(claims) else {}
     parts.append(f'<p><span class="verdict" style="background:{colour}">{word}</span></p>')
+    parts.append("<h2>Summary of the claims</h2>")
+    parts.append(_table(summary_table(claims, settings), status_cols=()) if len(claims) else "<p><i>no claims</i></p>")
     recorded = meta.get("code", {})
     parts.append("<table>" + "".join(f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in [
         ("preset", _e(preset) + (f" (overridden: {_e(', '.join(settings.get('overrides') or []))})"
@@ -148,7 +154,44 @@ def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str,
                  "are findings about the run: a FAIL at quick or smoke scale says the small run does not "
                  "reproduce the claim, not that the artifacts are wrong.</p>")
 
-    parts.append("<h2>1. Artifacts against the manifest</h2>")
+    report_dir = Path(report_dir)
+
+    def scale_of(fig: str) -> str:
+        try:
+            return scale_line(fig, settings)
+        except Exception:  # noqa: BLE001 -- settings of an older run
+            return f"{preset} preset"
+
+    def captions(fig: str) -> str:
+        cap_file = report_dir / f"{fig}.rst"
+        template = cap_file.read_text() if cap_file.is_file() else ""
+        try:
+            panels = caption_line(fig, settings) if fig != "table1" else ""
+        except Exception:  # noqa: BLE001 -- settings of an older run: the caption goes without the panel line
+            panels = ""
+        return render_caption(template, scale_of(fig), settings, fig, panels) if template else f"<p>{_e(scale_of(fig))}</p>"
+
+    parts.append("<h2>1. The paper's claims</h2>")
+    parts.append("<p>Each claim is a sentence of the paper with a rule and a threshold fixed in "
+                 "<code>src/icl_kmeans/review/claims*.py</code> before the values were read; NOT-RUN means the preset "
+                 "did not produce the data the rule needs. Below the index, one block per paper figure shows the "
+                 "figure next to its claims.</p>")
+    parts.append(_table(index_table(claims)) if len(claims) else "<p><i>no claims</i></p>")
+    blocks, shown = figure_blocks(claims, settings=settings, figures_dir=figures_dir, results=results,
+                                  report_path=path, captions=captions, e=_e, status_html=_status, img=_img,
+                                  table=_table, scale_of=scale_of) if len(claims) else ("", set())
+    parts.append("<h2>2. Claims, figure by figure</h2>")
+    parts.append(blocks)
+
+    parts.append("<h2>3. Figures without a claim</h2>")
+    for fig in list(FIGURES) + ["table1"]:
+        if fig in shown:
+            continue
+        ev, _ = evidence(fig, figures_dir, results, path, _img, _table)
+        parts.append(f'<figure id="{fig}"><h3>{_e(paper_label(fig))}</h3>{ev}<figcaption>{captions(fig)}'
+                     "</figcaption></figure>")
+
+    parts.append("<h2>4. Artifacts against the manifest</h2>")
     if findings:
         parts.append(_table(pd.DataFrame([{"status": f.kind, "path": f.path, "detail": f.detail} for f in findings])))
     else:
@@ -159,7 +202,7 @@ def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str,
     kinds = manifest.groupby("kind").agg(files=("path", "size"), MB=("size", lambda s: round(s.sum() / 2 ** 20, 3)))
     parts.append(_table(kinds.reset_index()))
 
-    parts.append("<h2>2. Figures and Table 1 rebuilt from the aggregated tables</h2>")
+    parts.append("<h2>5. Figures and Table 1 rebuilt from the aggregated tables</h2>")
     parts.append("<p>Each figure and Table 1 was drawn again from <code>results/tables/&lt;fig&gt;.parquet</code> "
                  "only (no training, no evaluation) with the pipeline's own plotting functions, and compared "
                  "with the shipped file (byte equality; PNG pixel tolerance; Table 1 CSV numeric tolerance).</p>")
@@ -167,37 +210,19 @@ def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str,
                                        "drawn": "earlier (cached)" if c.cached else "now", "detail": c.detail}
                                       for c in comparisons])))
 
-    parts.append("<h2>3. The paper's claims</h2>")
-    parts.append("<p>Thresholds are constants in <code>src/icl_kmeans/review/claims.py</code>, fixed next to each "
-                 "claim; NOT-RUN means the preset did not produce the data the rule needs.</p>")
-    cols = ["id", "status", "statement", "rule", "threshold", "measured", "reference", "detail", "source"]
-    parts.append(_table(claims[cols] if len(claims) else claims))
+    if recomputed is not None:
+        from .recompute import EVAL_RTOL, LATE_RTOL, TRAIN_RTOL
 
-    parts.append("<h2>4. Figures</h2>")
-    report_dir = Path(report_dir)
-    for fig in list(FIGURES) + ["table1"]:
-        cap_file = report_dir / f"{fig}.rst"
-        template = cap_file.read_text() if cap_file.is_file() else ""
-        try:
-            scale = scale_line(fig, settings)
-        except Exception:  # noqa: BLE001
-            scale = f"{preset} preset"
-        try:
-            panels = caption_line(fig, settings) if fig != "table1" else ""
-        except Exception:  # noqa: BLE001 -- settings of an older run: the caption goes without the panel line
-            panels = ""
-        caption = render_caption(template, scale, settings, fig, panels) if template else f"<p>{_e(scale)}</p>"
-        if fig == "table1":
-            md = Path(results) / "tables" / "table1.md"
-            csv = Path(results) / "tables" / "table1.csv"
-            body = _table(pd.read_csv(csv)) if csv.is_file() else "<p><i>missing</i></p>"
-            body += f"<pre>{_e(md.read_text())}</pre>" if md.is_file() else ""
-        else:
-            png = Path(figures_dir) / f"{fig}.png"
-            body = _img(png) if png.is_file() else "<p><i>missing</i></p>"
-        parts.append(f'<figure id="{fig}"><h3>{_e(fig)}</h3>{body}<figcaption>{caption}</figcaption></figure>')
-
-    parts.append("<h2>5. Provenance</h2>")
+        parts.append("<h3>Recomputed from the committed checkpoints (--recompute)</h3>")
+        parts.append(f"<p>Random evaluation cells evaluated again from their checkpoints and regenerated task sets "
+                     f"(objectives within relative {EVAL_RTOL:g} at t &lt;= 1 and {LATE_RTOL:g} later, where the "
+                     "model is iterated on its own output; see <code>review/recompute.py</code>), and the first "
+                     f"steps of one run trained again (relative tolerance {TRAIN_RTOL:g}).</p>")
+        parts.append(_table(pd.DataFrame([{"status": "identical" if r.ok else "differs", "what": r.what,
+                                           "values": r.values, "largest difference": f"{r.max_abs:.3g}",
+                                           "largest relative": f"{r.max_rel:.3g}", "detail": r.detail}
+                                          for r in recomputed])))
+    parts.append("<h2>6. Provenance</h2>")
     parts.append("<p>From the manifest (one row per artifact, made from the per-job records under "
                  "<code>results/provenance/</code>). Job time sums the wall time of the jobs of each rule.</p>")
     parts.append(_table(provenance_summary(manifest), status_cols=()))

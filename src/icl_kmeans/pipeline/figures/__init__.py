@@ -27,34 +27,27 @@ figure_settings while it parses the workflow.
 from __future__ import annotations
 
 import os
+from importlib import import_module
 
 import pandas as pd
 
 from ...emd_table import emd_matrix
 from ...profile_table import relative_gain
 from .common import PALETTE, require, save, style
-from .heatmaps import plot_dissimilarity, plot_fig3, plot_fig5
-from .multistep import plot_family_grid, plot_fig6, plot_fig7, plot_fig12, plot_fig_em
+from ..figure_registry import figure, ids
 from .panels import caption_line
-from .profile import plot_fig1
 from .scale import SCALE_KEYS, figure_settings, kind, paper_settings, scale_line
-from .training import plot_training
-
-PLOTTERS = {"fig2": plot_training, "fig4": plot_training, "fig10": plot_training, "fig11": plot_training,
-            "fig13": plot_training, "fig14": plot_training, "fig15": plot_training, "fig16": plot_training,
-            "fig17": plot_training, "fig6": plot_fig6, "fig7": plot_fig7, "fig8": plot_family_grid,
-            "fig12": plot_fig12, "fig18": lambda df, s, fig_id: plot_family_grid(df, s, fig_id, size=3.8),
-            "fig_em": plot_fig_em, "fig3": plot_fig3, "fig5": plot_fig5, "fig9": plot_dissimilarity,
-            "fig19": plot_dissimilarity, "fig1": plot_fig1}
-
 
 def draw(fig_id: str, df: pd.DataFrame, settings: dict):
-    """The matplotlib Figure of fig_id from its aggregated table (a DataFrame)."""
-    if fig_id not in PLOTTERS:
-        raise ValueError(f"unknown figure {fig_id!r}; expected one of {sorted(PLOTTERS)}")
+    """The matplotlib Figure of fig_id from its aggregated table (a DataFrame), by its registry row's plotter."""
+    row = figure(fig_id)
+    if row.plotter is None:
+        raise ValueError(f"{fig_id!r} is not drawn by the figure modules; expected one of {list(ids(drawn=True))}")
     require(df, fig_id, "the figure (the table is empty)")
     style()
-    return PLOTTERS[fig_id](df, settings, fig_id=fig_id)
+    module, function = row.plotter.split(".")
+    plotter = getattr(import_module(f".{module}", __name__), function)
+    return plotter(df, settings, fig_id=fig_id, **dict(row.plot_options))
 
 
 def plot(fig: str, table, pdf, png, settings: dict) -> None:

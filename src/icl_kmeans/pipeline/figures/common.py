@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..figure_registry import figure
 from .scale import scale_line
 
 CURVE_ORDER = ("OH:NE", "OH:L2", "BN:NE", "BN:L2", "NA:NE", "NA:L2", "Lloyd", "EM")
@@ -24,29 +25,6 @@ DPI = 150
 MAX_POINTS = 500  # x values drawn per curve (training curves of the paper have 10000 steps)
 DESCENDING = {"tau"}  # smooth (tau = 1) first, as in the paper
 
-TITLES = {
-    "fig1": "Figure 1: BN's gain over OH (OH / BN; > 1: BN faster or lighter)",
-    "fig2": "Figure 2: training, (a) d = 4, k = 6, tau in {1, 0.1}; (b) tau = 0.25, k = 6, d in {4, 16}",
-    "fig3": "Figure 3: loss surfaces of the L2 loss (tau = 0.1) around trained parameters, k = 6",
-    "fig4": "Figure 4: training per task family, d = 32, k = 10",
-    "fig5": "Figure 5: gap surfaces (L_tilde - L) at tau = 0.1, OH:L2, normal vs cauchy (d = 32, k = 10)",
-    "fig6": "Figure 6: multi-step clustering, d = 32, k = 10, tau = 0.1: naive (left) vs re-embed (right)",
-    "fig7": "Figure 7: multi-step (re-embed) under distribution shift, L2 models of Figure 6",
-    "fig8": "Figure 8: train family (column) x test family (row), multi-step re-embed, L2",
-    "fig9": "Figure 9: earth-mover distance between tasks' squared point-to-initial-center distances",
-    "fig10": "Figure 10: tau sweep, k = 6",
-    "fig11": "Figure 11: learning-rate sweep, tau = 0.1, k = 6",
-    "fig12": "Figure 12: length generalisation, models trained at the preset's n, evaluated at other n",
-    "fig13": "Figure 13: training n sweep, k = 6, tau = 0.1",
-    "fig14": "Figure 14: d sweep, k = 6",
-    "fig15": "Figure 15: k sweep (rows) x (d, tau) (columns)",
-    "fig16": "Figure 16: task families (rows) x (k, tau) (columns), d = 32",
-    "fig17": "Figure 17: L2, OH vs BN against wall-clock time, with gradient clipping",
-    "fig18": "Figure 18: train family (column) x test family (row), multi-step re-embed, L2 (large)",
-    "fig19": "Figure 19: earth-mover distance between tasks (large)",
-    "fig_em": "Transformer vs Lloyd's vs EM on held-out normal mixtures (d = 32, k = 10; OH/BN re-embed, L2)",
-    "table1": "Table 1: OH vs BN at d = 32",
-}
 # Training-figure layout: facet keys that select a block of two rows (the rest are columns).
 
 
@@ -153,7 +131,7 @@ def legend(fig, curves, top_inches: float) -> int:
 
 def finish(fig, fig_id: str, settings: dict, legend_curves=None, extra: str = "") -> None:
     """Title, scale line (wrapped), legend of the curves; the panels fill the rest (sizes in inches)."""
-    title = TITLES[fig_id]
+    title = figure(fig_id).title
     sub = wrap(scale_line(fig_id, settings) + (f"; {extra}" if extra else ""), int(fig.get_figwidth() * 15))
     h = fig.get_figheight()
     fig.suptitle(title, y=1 - 0.08 / h, fontsize=11, va="top")

@@ -11,14 +11,10 @@ import functools
 from pathlib import Path
 
 from .. import settings as settings_mod
+from ..figure_registry import TRAINED_KINDS, figure, ids
 from ..subset import describe as describe_subset
 
-TRAINING = ("fig2", "fig4", "fig10", "fig11", "fig13", "fig14", "fig15", "fig16", "fig17")
-MULTISTEP = ("fig6", "fig7", "fig8", "fig12", "fig18", "fig_em")
-LANDSCAPE = ("fig3", "fig5")
-DISSIMILARITY = ("fig9", "fig19")
-PROFILE = ("fig1", "table1")
-TRAINED = ("training", "multistep", "landscape")  # kinds that draw trained models
+TRAINING, MULTISTEP, LANDSCAPE = ids("training"), ids("multistep"), ids("landscape")
 
 WORKFLOW_DIR = Path(__file__).resolve().parents[4] / "workflow"  # the checkout's workflow/ (presets, schema)
 # How a run was trained (settings key `training`; a missing key means plain, the choice before the key existed).
@@ -32,12 +28,7 @@ SCALE_KEYS = ("preset", "overrides", "subset", "seeds", "steps", "lr_sweep_steps
 
 
 def kind(fig: str) -> str:
-    for name, figs in (("training", TRAINING), ("multistep", MULTISTEP), ("landscape", LANDSCAPE),
-                       ("dissimilarity", DISSIMILARITY), ("profile", PROFILE)):
-        if fig in figs:
-            return name
-    raise ValueError(f"unknown figure {fig!r}; expected one of {TRAINING + MULTISTEP + LANDSCAPE + DISSIMILARITY}"
-                     f" or table1")
+    return figure(fig).kind
 
 
 @functools.lru_cache(maxsize=None)
@@ -87,7 +78,7 @@ def _scale_parts(fig: str, s: dict) -> list[str]:
                "fig17": f"training n in {_list(s['fig17_train_n'])}"}.get(fig, f"n={points(s)}")
     trained = [training_name(s), f"{nseeds} seeds", f"M={steps}", train_n, f"B={s['batch']}"]
     cells = s.get("headline_cells") or []
-    if cells and k in TRAINED:
+    if cells and k in TRAINED_KINDS:
         trained.append("longer at the headline cells " + "; ".join(
             f"(d={c['d']}, k={c['k']}, tau={c['tau']:g}{_cell_runs(c)}): M={c['steps']}, B={c.get('batch', s['batch'])}"
             for c in cells))

@@ -14,6 +14,7 @@ import pandas as pd
 
 from .common import (METRIC_LABELS, combos, curve_order, draw_lines, facet_label, finish, finite, integer_x, log_y,
                      require, select_rows)
+from .. import figure_registry
 from .panels import is_short, short_m, short_title
 
 # Facet keys that select a block of two rows (the rest are columns).
@@ -60,7 +61,7 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
     block_keys = [k for k in BLOCKS.get(fig_id, []) if k in facets]
     col_keys = [k for k in facets if k not in block_keys]
     blocks, cols = combos(df, block_keys), combos(df, col_keys)
-    timed = fig_id == "fig17"
+    timed = figure_registry.figure(fig_id).timed_alone
     x = "step"
     if timed:
         wall = df[df["metric"] == "wall_time"]

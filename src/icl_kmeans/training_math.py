@@ -1,57 +1,15 @@
-"""The math of R runs stacked along a leading run dimension: forward (science.md §4), loss (science.md §6), Adam.
-
-Parameters are one tensor per parameter of ClusterTransformer, named as in its state_dict, with a
-leading run dimension: heads.{mu}.{Q,K,V}.weight (R, w, w) and, with bias, .bias (R, w).
-Tokens are (R, B, m, w). A linear map is one batched matmul over the run dimension, and the
-attention folds the run dimension into the batch dimension, so it takes the same (fused,
-memory-linear) path of attention.soft_distance_attention as a single run.
+"""The training math of R runs stacked along a leading run dimension (the forward is layer.py's): loss
+(science.md §6), gradient norm and clipping, Adam. Parameters are named and shaped as in layer.py.
 """
 
 from __future__ import annotations
 
-import math
-
 import torch
 
-from .attention import soft_distance_attention, sqdist
-from .embeddings import embed
+from .attention import sqdist
 from . import losses
 
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8  # torch.optim.Adam defaults, which train() uses
-
-
-def _linear(Z: torch.Tensor, params: dict, name: str) -> torch.Tensor:
-    """nn.Linear per run: Z W_r^T + b_r for Z (R, B, m, w)."""
-    R, B, m, w = Z.shape
-    out = torch.matmul(Z.reshape(R, B * m, w), params[f"{name}.weight"].transpose(-1, -2))
-    bias = params.get(f"{name}.bias")
-    if bias is not None:
-        out = out + bias.unsqueeze(1)
-    return out.reshape(R, B, m, -1)
-
-
-def _attention(params: dict, mu: int, Z, Zk, g: float, dropout: float, generators) -> torch.Tensor:
-    """A(Z, Z'; theta_mu) for every run: softmax_j(-g ||Q z_i - K z'_j||^2) V z'_j."""
-    q, k, v = (_linear(T, params, f"heads.{mu}.{P}") for T, P in ((Z, "Q"), (Zk, "K"), (Zk, "V")))
-    R, B = Z.shape[:2]
-    fold = lambda t: t.reshape(R * B, *t.shape[2:])  # noqa: E731  run dim into the batch dim
-    return soft_distance_attention(fold(q), fold(k), fold(v), g, fused=True, dropout=dropout,
-                                   generators=generators).reshape(q.shape)
-
-
-def forward(params: dict, X: torch.Tensor, C: torch.Tensor, embedding: str, gamma: float,
-            dropout: float = 0.0, generators: list | None = None) -> torch.Tensor:
-    """F(X, C) of each run: X (R, B, n, d), C (R, B, k, d) -> centers (R, B, k, d) (science.md §4, one layer).
-
-    generators: with dropout, one CPU generator per run, the only source of that run's masks."""
-    R, B, n, d = X.shape
-    X_bar, C_bar = embed(X.reshape(R * B, n, d), C.reshape(R * B, -1, d), embedding)
-    X_bar, C_bar = X_bar.reshape(R, B, n, -1), C_bar.reshape(R, B, C.shape[2], -1)
-    g = gamma / math.sqrt(X_bar.shape[-1])
-    A = lambda mu, Z, Zk: _attention(params, mu, Z, Zk, g, dropout, generators)  # noqa: E731
-    X_next = X_bar + A(0, X_bar, C_bar) + A(1, X_bar, X_bar)
-    C_next = C_bar + A(2, C_bar, X_next) + A(3, C_bar, C_bar)
-    return C_next[..., :d]
 
 
 def smoothed_loss(X: torch.Tensor, C: torch.Tensor, tau: torch.Tensor, is_ne) -> torch.Tensor:

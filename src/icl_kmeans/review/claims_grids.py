@@ -1,0 +1,125 @@
+"""Claims on the appendix grids and the task probe that the paper's text states: Fig 9/19 (cauchy tasks are
+dissimilar to the rest), Fig 10 (the training loss falls with tau), Fig 11 (learning rates).
+
+Registered into claims.CLAIMS on import (claims.py imports this module at its end). Thresholds fixed
+before any value of these figures was read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .claims import (CONVERGED_REL_VAL, OH_BN, NotRun, _fmt, _require, claim, steps_to, training_ends)
+
+CAUCHY = "cauchy"
+DISSIMILAR_FACTOR = 2.0   # 17: "clearly only similar to other cauchy tasks ... quite dissimilar to the rest": every
+#                           cauchy-vs-other block mean EMD >= 2 x the largest of the cauchy-vs-cauchy block and of
+#                           every block among the other four families
+FIG11_BASE_LR = 0.01      # 19a, 19b: the paper's default learning rate
+FIG11_WORSE = ((32, 0.1), (32, 1.0), (4, 1.0))  # 19a: "(eta = 0.1, 1.0 for d = 32 and eta = 1.0 for d = 4)"
+FIG11_SLOW_LR = 0.001     # 19b
+
+
+def _blocks(df: pd.DataFrame) -> pd.Series:
+    """Mean EMD per (row family, col family), leaving out each task's distance to itself."""
+    off = df[~((df["row_family"] == df["col_family"]) & (df["row_index"] == df["col_index"]))]
+    return off.groupby(["row_family", "col_family"])["emd"].mean()
+
+
+@claim("17", "Fig 9, §4 (and Fig 19)", "fig9",
+       "Cauchy tasks are only similar to other cauchy tasks; the other four families are similar to each other.",
+       "for Fig 9 and Fig 19: mean EMD between cauchy tasks and each other family's tasks >= threshold x the "
+       "largest of (the mean EMD among cauchy tasks, the mean EMD of every pair of the other four families, "
+       "same family included)", f"{DISSIMILAR_FACTOR:g}",
+       quote="The cauchy tasks are clearly only similar to other cauchy tasks, and are quite dissimilar to the "
+             "rest; all other task families are quite similar to each other.")
+def claim_17(tables):
+    ratios, parts = [], []
+    for fig, df in tables.held(("fig9", "fig19")):
+        b = _blocks(df)
+        fams = sorted(set(df["row_family"]))
+        if CAUCHY not in fams or len(fams) < 2:
+            raise NotRun(f"{fig} lacks cauchy or another family (families {fams})")
+        others = [f for f in fams if f != CAUCHY]
+        cross = min(float(b.loc[(CAUCHY, g)]) for g in others)
+        within = max([float(b.loc[(CAUCHY, CAUCHY)])] + [float(b.loc[(f, g)]) for f in others for g in others])
+        ratios.append(cross / within if within > 0 else np.inf)
+        parts.append(f"{fig}: min cauchy-vs-other {_fmt(cross)}, max of cauchy-vs-cauchy and among the others "
+                     f"{_fmt(within)}, ratio {_fmt(ratios[-1])}; blocks: "
+                     + ", ".join(f"{a}/{c} {_fmt(float(v))}" for (a, c), v in b.items() if a <= c))
+    if not ratios:
+        raise NotRun("neither fig9 nor fig19 was produced")
+    worst = min(ratios)
+    return _fmt(worst), worst >= DISSIMILAR_FACTOR, "; ".join(parts)
+
+
+@claim("18", "Fig 10, App F", "fig10",
+       "As tau decreases, the training loss (the upper bound) becomes lower, for every d and curve.",
+       "for every (d, curve) of Fig 10: the median final training loss strictly decreases from each tau to the "
+       "next smaller one", "strict",
+       quote="In Figure 10, we present the effect of varying the min-regularization penalty tau in the smoothed "
+             "upper-bound, highlighting that, as the penalty tau decreases, the training loss (the upper-bound) "
+             "becomes tighter (and thus has lower values)")
+def claim_18(tables):
+    df = tables.get("fig10")
+    ends = training_ends(df, ["d", "tau"], "train_loss").dropna(subset=["value"])
+    if ends["tau"].nunique() < 2:
+        raise NotRun(f"fig10 holds one tau only ({sorted(ends['tau'].unique())})")
+    held, cells = 0, []
+    groups = list(ends.groupby(["d", "curve"], sort=True))
+    for (d, curve), g in groups:
+        g = g.sort_values("tau", ascending=False)
+        ok = bool((np.diff(g["value"].to_numpy()) < 0).all()) and len(g) > 1
+        held += ok
+        cells.append(f"d={d} {curve}: " + " > ".join(f"{_fmt(v)} (tau {_fmt(float(t))})" for t, v in
+                                                     zip(g["tau"], g["value"])) + ("" if ok else " (not decreasing)"))
+    return f"{held}/{len(groups)}", held == len(groups), "; ".join(cells)
+
+
+def _fig11(tables) -> pd.DataFrame:
+    df = tables.get("fig11")
+    return df[df["curve"].isin(OH_BN)]
+
+
+@claim("19a", "Fig 11, App F", "fig11",
+       "The larger learning rates (0.1 and 1 at d = 32, 1 at d = 4) end at a worse relative validation loss than 0.01.",
+       "for every (d, lr) in {(32, 0.1), (32, 1), (4, 1)} held and every OH/BN curve: median final relative "
+       "validation loss > the same curve's at lr = 0.01", "strict >",
+       quote="The larger learning rates (eta = 0.1, 1.0 for d = 32 and eta = 1.0 for d = 4) converge to a worse "
+             "local minima, and thus do not generalize well.")
+def claim_19a(tables):
+    ends = training_ends(_fig11(tables), ["d", "lr"], "rel_val_loss")
+    ends["lr"] = ends["lr"].astype(float)
+    base = ends[np.isclose(ends["lr"], FIG11_BASE_LR)].set_index(["d", "curve"])["value"]
+    rows = []
+    for d, lr in FIG11_WORSE:
+        for r in ends[(ends["d"] == d) & np.isclose(ends["lr"], lr)].itertuples():
+            if (d, r.curve) in base.index:
+                rows.append((d, lr, r.curve, r.value, float(base.loc[(d, r.curve)])))
+    cells = _require(pd.DataFrame(rows, columns=["d", "lr", "curve", "value", "base"]),
+                     "fig11 cells at the larger learning rates with a lr = 0.01 counterpart")
+    ok = ~(cells["value"] <= cells["base"])  # a NaN (diverged) end counts as worse
+    return (f"{int(ok.sum())}/{len(cells)}", bool(ok.all()), "; ".join(
+        f"d={r.d} lr={_fmt(r.lr)} {r.curve}: {_fmt(r.value)} vs {_fmt(r.base)} at lr 0.01" for r in cells.itertuples()))
+
+
+@claim("19b", "Fig 11, App F", "fig11",
+       "Learning rate 0.001 converges more slowly than 0.01.",
+       f"for every d and OH/BN curve of Fig 11: steps to a median relative validation loss <= {CONVERGED_REL_VAL:g} at "
+       "lr = 0.001 > at lr = 0.01 (a curve that never gets there counts one validation interval after its end)",
+       "strict >",
+       quote="The results indicate that, for low and moderately high dimensions d, a low learning rate of 0.001 "
+             "shows monotonic convergence but is slower than a learning rate of 0.01.")
+def claim_19b(tables):
+    st = steps_to(_fig11(tables), ["d", "lr"], CONVERGED_REL_VAL)
+    st["lr"] = st["lr"].astype(float)
+    slow = st[np.isclose(st["lr"], FIG11_SLOW_LR)].set_index(["d", "curve"])
+    base = st[np.isclose(st["lr"], FIG11_BASE_LR)].set_index(["d", "curve"])
+    keys = _require(pd.DataFrame(index=slow.index.intersection(base.index)).reset_index(),
+                    "fig11 curves at both lr = 0.001 and 0.01")
+    rows = [(d, c, int(slow.loc[(d, c), "steps"]), int(base.loc[(d, c), "steps"])) for d, c in
+            zip(keys["d"], keys["curve"])]
+    ok = [a > b for _, _, a, b in rows]
+    return (f"{sum(ok)}/{len(rows)}", all(ok), "; ".join(f"d={d} {c}: {a} steps at lr 0.001 vs {b} at 0.01"
+                                                          for d, c, a, b in rows))

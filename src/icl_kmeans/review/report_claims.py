@@ -1,0 +1,97 @@
+"""The claims part of the review report: a summary (counts by status and scale), an index, and one block per
+paper figure with the paper's sentence, its number, the measured value, the status, the scale and cells it was
+read at, and the figure itself (embedded, linking to the full-size file) or, for Table 1, its table.
+
+Every produced figure is embedded exactly once: in its claims' block, or among the figures without a claim.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pandas as pd
+
+STATUSES = ("PASS", "FAIL", "NOT-RUN", "ERROR")
+
+
+def paper_label(fig: str) -> str:
+    """fig7 -> 'Fig 7', table1 -> 'Table 1', fig_em -> 'fig_em'."""
+    m = re.fullmatch(r"fig(\d+)", fig)
+    return f"Fig {m.group(1)}" if m else ("Table 1" if fig == "table1" else fig)
+
+
+def figure_order(fig: str) -> tuple:
+    m = re.fullmatch(r"fig(\d+)", fig)
+    return (0, 1.5) if fig == "table1" else ((0, int(m.group(1))) if m else (1, fig))
+
+
+def scale_label(settings: dict) -> str:
+    preset = settings.get("preset", "?")
+    if settings.get("subset"):
+        return ("paper scale" if preset == "paper" else f"{preset} preset") + ", committed subset"
+    return f"{preset} preset"
+
+
+def summary_table(claims: pd.DataFrame, settings: dict) -> pd.DataFrame:
+    """One row per scale (this run's): the number of claims per status, and the total."""
+    counts = claims["status"].value_counts()
+    row = {"scale": scale_label(settings), **{s: int(counts.get(s, 0)) for s in STATUSES}, "claims": len(claims)}
+    return pd.DataFrame([row])
+
+
+def index_table(claims: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"id": claims["id"], "status": claims["status"], "statement": claims["statement"],
+                         "measured": claims["measured"], "threshold": claims["threshold"],
+                         "figure": [paper_label(f) for f in claims["figure"]], "source": claims["source"]})
+
+
+def _text(v) -> str:
+    return "" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v)
+
+
+def claim_block(r, scale: str, e, status_html) -> str:
+    """One claim: the paper's sentence and number, the measured value, the status, the rule, the cells."""
+    rows = [("paper", f"<blockquote>{e(r.quote)}</blockquote>" if _text(r.quote) else "<i>no sentence</i>"),
+            ("paper's number", e(_text(r.reference)) or "<i>none given</i>"),
+            ("measured", f"<b>{e(_text(r.measured)) or '-'}</b> (threshold {e(r.threshold)})"),
+            ("rule", e(r.rule)),
+            ("scale", e(scale)),
+            ("cells", e(_text(r.detail)))]
+    if _text(r.diagnostic):
+        rows.insert(3, ("diagnostic (does not decide)", e(r.diagnostic)))
+    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    return (f'<div class="claim" id="claim-{e(r.id)}" data-claim="{e(r.id)}" data-status="{e(r.status)}">'
+            f"<h4>{status_html(r.status)} {e(r.id)}: {e(r.statement)} <span class='small'>({e(r.source)})</span></h4>"
+            f'<table class="claim-table">{body}</table></div>')
+
+
+def evidence(fig: str, figures_dir: Path, results: Path, report_path: Path, img, table) -> tuple[str, bool]:
+    """The figure (an embedded PNG linking to the full-size file) or Table 1's table; (html, present)."""
+    if fig == "table1":
+        csv = Path(results) / "tables" / "table1.csv"
+        if csv.is_file():
+            return f'<div class="evidence">{table(pd.read_csv(csv))}</div>', True
+        return '<p class="no-evidence"><i>Table 1 was not produced by this preset.</i></p>', False
+    png = Path(figures_dir) / f"{fig}.png"
+    if not png.is_file():
+        return f'<p class="no-evidence"><i>{paper_label(fig)} was not produced by this preset.</i></p>', False
+    href = os.path.relpath(png.resolve(), Path(report_path).resolve().parent)
+    return f'<div class="evidence"><a href="{href}" target="_blank" title="full size">{img(png)}</a></div>', True
+
+
+def figure_blocks(claims: pd.DataFrame, *, settings, figures_dir, results, report_path, captions, e, status_html,
+                  img, table, scale_of) -> tuple[str, set[str]]:
+    """The per-figure blocks of the claims, in the paper's order; returns (html, the figures shown)."""
+    parts, shown = [], set()
+    for fig in sorted(set(claims["figure"]), key=figure_order):
+        ev, present = evidence(fig, figures_dir, results, report_path, img, table)
+        if present:
+            shown.add(fig)
+        scale = scale_of(fig)
+        items = "".join(claim_block(r, scale, e, status_html) for r in claims[claims["figure"] == fig].itertuples())
+        parts.append(f'<section class="figure-block" id="block-{e(fig)}" data-block="{e(fig)}" '
+                     f'data-evidence="{int(present)}"><h3>{e(paper_label(fig))}</h3>{ev}'
+                     f'<div class="caption">{captions(fig)}</div>{items}</section>')
+    return "\n".join(parts), shown

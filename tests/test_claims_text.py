@@ -1,0 +1,163 @@
+"""The claims of the paper's text (review/claims*.py) on synthetic tables: each one reads every cell the
+tables hold, and decides on the quantity its rule names."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from claims_tables import _paper_like, _runs, _write_tables, resolved
+from icl_kmeans.review import claims as C
+
+
+def _check(tmp_path, tables, preset="paper"):
+    return C.check(_write_tables(tmp_path, tables), resolved(preset)).set_index("id")
+
+
+def _set(df, value, **where):
+    hit = np.ones(len(df), dtype=bool)
+    for key, v in where.items():
+        hit &= df[key].isin(v if isinstance(v, (list, tuple)) else [v]).to_numpy()
+    df.loc[hit, "value"] = value(df[hit]) if callable(value) else value
+
+
+def test_every_claim_names_the_papers_figure_and_quotes_it():
+    for proto, _ in C.CLAIMS:
+        assert proto.source.startswith(("Fig ", "Table 1")), (proto.id, proto.source)
+        assert len(proto.quote) > 40, proto.id
+
+
+def test_numbers_print_plainly():
+    assert C._fmt(2183.0) == "2180" and C._fmt(0.000123) == "0.000123" and C._fmt(-0.384) == "-0.384"
+    assert C._fmt(12) == "12" and C._fmt(float("inf")) == "inf"
+
+
+def test_claims_7_decide_on_the_gap_of_the_task_averaged_losses(tmp_path):
+    """gap_mean peaks at 0.4 (normal) and 8 (cauchy); gap_max, 3x larger, is the diagnostic and decides nothing."""
+    out = _check(tmp_path, _paper_like(True))
+    assert out.loc["7a", "status"] == C.PASS and out.loc["7a", "measured"] == "0.4"
+    assert "gap_max" in out.loc["7a", "diagnostic"] and "1.2" in out.loc["7a", "diagnostic"]
+    assert out.loc["7b", "measured"] == "8" and out.loc["7c", "measured"] == "20"
+    assert "cauchy 24 / normal 1.2" in out.loc["7c", "diagnostic"]
+
+
+def test_claim_2_reads_every_trained_cell_and_lists_it(tmp_path):
+    tables = _paper_like(True)
+    out = _check(tmp_path / "a", tables)
+    assert out.loc["2", "status"] == C.PASS and out.loc["2", "measured"] == "1"
+    detail = out.loc["2", "detail"]
+    assert "6 of 6 cells" in detail and "embedding=BN, d=32, k=10, tau=0.1" in detail and "(3 seeds)" in detail
+    # L2 above NE in two cells (BN and NA at d = 32): 4 of 6 = 0.67 < 0.75
+    tables["runs"] = _runs([dict(embedding=e, d=d, k=k, tau=0.1, family="normal", n=64) for e in ("OH", "BN", "NA")
+                            for d, k in ((4, 6), (32, 10))],
+                           lambda cell, reg, seed, step: 10.0 - (0.5 if (reg == "L2") != (cell["d"] == 32 and
+                                                                                          cell["embedding"] != "OH") else 0))
+    out = _check(tmp_path / "b", tables)
+    assert out.loc["2", "status"] == C.FAIL and out.loc["2", "measured"] == "0.667"
+    assert "embedding=NA, d=32, k=10, tau=0.1, family=normal, n=64: L2 10 vs NE 9.5 (3 seeds) (L2 not below)" \
+        in out.loc["2", "detail"]
+
+
+def test_claim_2_leaves_diverged_seeds_out_and_is_not_run_without_runs(tmp_path):
+    tables = _paper_like(True)
+    tables["runs"] = _runs([dict(embedding="OH", d=4, k=6, tau=0.1)], lambda cell, reg, seed, step:
+                           (100.0 if seed == 1 else 1.0) if reg == "L2" else 5.0,
+                           status=lambda cell, reg, seed: "diverged" if seed == 1 else "ok")
+    out = _check(tmp_path / "a", tables)
+    assert out.loc["2", "status"] == C.PASS and "(2 seeds)" in out.loc["2", "detail"]
+    del tables["runs"]
+    out = _check(tmp_path / "b", tables)
+    assert out.loc["2", "status"] == C.NOT_RUN and "no trained runs" in out.loc["2", "detail"]
+
+
+def test_claim_11a_names_the_shift_and_step_where_a_model_is_not_below_lloyd(tmp_path):
+    tables = _paper_like(True)
+    _set(tables["fig7"], 0.85, testset="scale 0.05", curve="BN:L2", t=2)  # Lloyd's is 0.8 at t = 2
+    out = _check(tmp_path, tables)
+    assert out.loc["11a", "status"] == C.FAIL and out.loc["11a", "measured"] == "5/6"
+    assert "scale 0.05 BN:L2: max over t of model - Lloyd = 0.05 (not below at t = 2)" in out.loc["11a", "detail"]
+    assert out.loc["11b", "status"] == C.PASS
+
+
+def test_claim_11b_checks_the_papers_exception_both_ways(tmp_path):
+    tables = _paper_like(True)  # at scale 0.2 the models are above Lloyd's at t = 1 and below at T
+    assert _check(tmp_path / "a", tables).loc["11b", "status"] == C.PASS
+    _set(tables["fig7"], lambda d: 1.0 - 0.2 * d["t"], testset="scale 0.2", curve="OH:L2")  # never behind
+    out = _check(tmp_path / "b", tables)
+    assert out.loc["11b", "status"] == C.FAIL and "scale 0.2 OH:L2: at or above Lloyd's at t = none" in out.loc["11b", "detail"]
+    tables = _paper_like(True)
+    tables["fig7"] = tables["fig7"][tables["fig7"]["testset"] != "scale 0.2"]
+    out = _check(tmp_path / "c", tables)
+    assert out.loc["11b", "status"] == C.NOT_RUN and out.loc["11a", "status"] == C.PASS
+
+
+def test_claim_12_reads_every_n(tmp_path):
+    tables = _paper_like(True)
+    _set(tables["fig12"], 0.75, testset="n=2048", curve="OH:L2", t=3)  # Lloyd's 0.7 at T = 3
+    out = _check(tmp_path, tables)
+    assert out.loc["12", "status"] == C.FAIL and "n=2048 OH:L2: 0.75 vs Lloyd 0.7 (0.05)" in out.loc["12", "detail"]
+    assert "n=128 BN:L2" in out.loc["12", "detail"]
+
+
+def test_claim_5e_fails_when_na_beats_lloyd(tmp_path):
+    tables = _paper_like(True)
+    _set(tables["fig6"], 0.1, mode="reembed", curve="NA:L2", t=3)
+    out = _check(tmp_path, tables)
+    assert out.loc["5e", "status"] == C.FAIL and "NA:L2: -0.6" in out.loc["5e", "detail"]
+    assert out.loc["5c", "status"] == C.PASS
+
+
+def test_claim_14_reads_fig_14a_only(tmp_path):
+    tables = _paper_like(True)
+    tables["fig14"] = tables["fig14"][tables["fig14"]["tau"] == 0.1]
+    out = _check(tmp_path, tables)
+    assert out.loc["14", "status"] == C.NOT_RUN and "tau in ['0.1']" in out.loc["14", "detail"]
+    assert out.loc["3a", "status"] == C.PASS
+
+
+@pytest.mark.parametrize("cid,fig,where,value", [
+    ("15a", "fig16", dict(family="cauchy", k=6, tau=0.1, curve="NA:NE"), 0.95),
+    ("15b", "fig4", dict(family="laplace", tau=1.0, curve="BN:L2"), 1.0),
+    ("15c", "fig4", dict(family="gumbel", tau=1.0, curve="OH:NE"), 0.99),
+    ("15d", "fig16", dict(family="lognormal", k=10, tau=0.1, curve="OH:NE"), 1.0),
+    ("15e", "fig4", dict(family="normal", tau=0.1, curve="BN:NE"), 0.96),
+    ("15f", "fig16", dict(family="gumbel", k=6, tau=1.0, curve="OH:NE"), 0.9),
+])
+def test_claims_of_figs_4_and_16_fail_on_one_cell(tmp_path, cid, fig, where, value):
+    tables = _paper_like(True)
+    _set(tables[fig], value, metric="rel_val_loss", step=20, **where)
+    out = _check(tmp_path, tables)
+    assert out.loc[cid, "status"] == C.FAIL, (cid, out.loc[cid, "detail"])
+    others = out.drop(index=cid)
+    assert (others["status"] == C.PASS).all() or cid in ("15d", "15e", "15f"), others[others["status"] != C.PASS]
+
+
+def test_claim_17_compares_cauchy_blocks_with_the_others_in_each_figure(tmp_path):
+    tables = _paper_like(True)
+    df = tables["fig19"]
+    hit = (df["row_family"] == "laplace") & (df["col_family"] == "gumbel")
+    df.loc[hit | ((df["row_family"] == "gumbel") & (df["col_family"] == "laplace")), "emd"] = 6.0  # 10 / 6 < 2
+    out = _check(tmp_path, tables)
+    assert out.loc["17", "status"] == C.FAIL and out.loc["17", "measured"] == "1.67", out.loc["17", "detail"]
+    assert "fig9: min cauchy-vs-other 10" in out.loc["17", "detail"]
+    del tables["fig9"], tables["fig19"]
+    assert _check(tmp_path / "none", tables).loc["17", "status"] == C.NOT_RUN
+
+
+def test_claim_18_needs_every_curve_to_fall_with_tau(tmp_path):
+    tables = _paper_like(True)
+    _set(tables["fig10"], lambda d: d["value"] + 5.0, metric="train_loss", d=32, tau=0.1, curve="NA:NE")
+    out = _check(tmp_path, tables)
+    assert out.loc["18", "status"] == C.FAIL and out.loc["18", "measured"] == "11/12"
+    assert "d=32 NA:NE" in out.loc["18", "detail"] and "(not decreasing)" in out.loc["18", "detail"]
+    tables["fig10"] = tables["fig10"][tables["fig10"]["tau"] == 0.1]
+    assert _check(tmp_path / "one", tables).loc["18", "status"] == C.NOT_RUN
+
+
+def test_claims_19_read_the_papers_learning_rates(tmp_path):
+    tables = _paper_like(True)
+    _set(tables["fig11"], 0.9, metric="rel_val_loss", d=4, lr=1.0, curve="BN:NE", step=20)  # as good as 0.01
+    out = _check(tmp_path, tables)
+    assert out.loc["19a", "status"] == C.FAIL and out.loc["19a", "measured"] == "11/12"
+    assert "d=4 lr=1 BN:NE: 0.9 vs 0.9 at lr 0.01" in out.loc["19a", "detail"]
+    assert out.loc["19b", "status"] == C.PASS and "d=4 OH:L2: 20 steps at lr 0.001 vs 10 at 0.01" in out.loc["19b", "detail"]

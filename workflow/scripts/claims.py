@@ -1,0 +1,12 @@
+"""Writes results/review/claims.csv: the paper's claims decided from the aggregated tables (the table of
+Snakemake's report; `snakemake review` writes the same table with its integrity checks). No provenance
+record: results/review/ is outside the manifest."""
+import sys
+
+from icl_kmeans.review import claims
+
+with open(snakemake.log[0], "w") as log:
+    sys.stdout = sys.stderr = log
+    table = claims.check(snakemake.params.results, snakemake.params.settings)
+    table.to_csv(snakemake.output[0], index=False)
+    print(table["status"].value_counts().to_string(), flush=True)
