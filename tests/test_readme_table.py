@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from icl_kmeans.review import paper_scale_doc as P
 from icl_kmeans.review import readme_table as R
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,8 +26,11 @@ def _repo(tmp_path: Path) -> Path:
     dst = repo / R.PAPER_SCALE
     for part in ("tables", "runs", "metrics"):
         shutil.copytree(src / part, dst / part, ignore=shutil.ignore_patterns("checkpoint.pt"))
-    shutil.copy2(src / "manifest.json", dst / "manifest.json")
+    for name in ("manifest.json", "manifest.tsv"):
+        shutil.copy2(src / name, dst / name)
     shutil.copy2(REPO / "README.md", repo / "README.md")
+    (repo / P.DOC).parent.mkdir(parents=True)
+    shutil.copy2(REPO / P.DOC, repo / P.DOC)
     return repo
 
 
@@ -47,7 +52,7 @@ def test_a_changed_table_cell_or_a_hand_edit_makes_the_check_fail(tmp_path):
 
 def test_the_quick_column_comes_from_the_committed_quick_claims(tmp_path):
     repo = _repo(tmp_path)
-    (repo / R.QUICK_CLAIMS).parent.mkdir(parents=True)
+    (repo / R.QUICK_CLAIMS).parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame({"id": ["1a"], "status": ["FAIL"], "measured": ["1.0"], "threshold": ["1"]}).to_csv(
         repo / R.QUICK_CLAIMS, index=False)
     R.main(repo=repo)
@@ -59,3 +64,43 @@ def test_the_quick_column_comes_from_the_committed_quick_claims(tmp_path):
 def test_missing_markers_are_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="markers"):
         R.render("no markers here", "table")
+
+
+def test_paper_scale_doc_numbers_come_from_the_committed_tables(tmp_path):
+    repo = _repo(tmp_path)
+    doc = repo / P.DOC
+    text = doc.read_text()
+    for block in P.BLOCKS:  # every block is there and not empty
+        start, end = P.markers(block)
+        assert text.index(end) - text.index(start) > len(start) + 200, block
+    # a hand edit of a generated number fails the check, and the command writes it back
+    runs = text[text.index(P.markers("runs")[0]):text.index(P.markers("runs")[1])]
+    row = next(line for line in runs.splitlines() if line.startswith("| OH:L2 | 32 | 10 |"))
+    doc.write_text(text.replace(row, row.replace("**", "", 2)))
+    assert R.main(check=True, repo=repo) == 1
+    assert R.main(check=False, repo=repo) == 0 and doc.read_text() == text
+    # a changed metric in a committed table changes the doc: the numbers are read, not typed
+    fig6 = repo / R.PAPER_SCALE / "tables" / "fig6.parquet"
+    df = pd.read_parquet(fig6)
+    df.loc[(df["metric"] == "log_objective") & (df["curve"] == "OH:L2"), "value"] += 1.0
+    df.to_parquet(fig6, index=False)
+    assert R.main(check=True, repo=repo) == 1
+    R.main(repo=repo)
+    assert "| fig6 | normal | (figure's models) | reembed | 20 |" in doc.read_text() and doc.read_text() != text
+
+
+def test_a_run_not_in_the_manifest_stays_out_of_the_doc(tmp_path):
+    repo = _repo(tmp_path)
+    results = repo / R.PAPER_SCALE
+    before = P.runs_block(results, [])
+    # a run in training beside the committed ones: its record and metrics exist, the manifest lacks them
+    record = sorted(results.glob("runs/*/seed*/record.json"))[0]
+    run, seed = record.parent.parent.name, record.parent.name.removeprefix("seed")
+    extra = json.loads(record.read_text())
+    extra.update(run="XX-L2_d4_k6_0000000000", seed=1)
+    extra["config"]["d"] = 999
+    (results / "runs" / extra["run"] / "seed1").mkdir(parents=True)
+    (results / "runs" / extra["run"] / "seed1" / "record.json").write_text(json.dumps(extra))
+    shutil.copytree(results / "metrics" / f"run={run}" / f"seed={seed}",
+                    results / "metrics" / f"run={extra['run']}" / "seed=1")
+    assert P.runs_block(results, []) == before and "| 999 |" not in before

@@ -3,7 +3,7 @@
     python -m icl_kmeans.review review [--results results] [--workers N] [--workdir results/paper-scale]
                                        [--recompute N [--recompute-seed S] [--retrain-steps M]]
     python -m icl_kmeans.review unpack results/bundle.tar.gz <clone>
-    python -m icl_kmeans.review readme [--check]     README.md's reproduction table (readme_table.py)
+    python -m icl_kmeans.review readme [--check]     README.md's reproduction table and docs/paper-scale.md's numbers
 
 Decision on failures: the review target fails (non-zero exit) on any INTEGRITY problem -- a missing,
 extra or changed artifact, a missing manifest, a rebuilt figure or Table 1 that differs from the shipped

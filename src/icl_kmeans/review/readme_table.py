@@ -2,6 +2,8 @@
 
     python -m icl_kmeans.review readme [--check]
 
+The same command writes docs/paper-scale.md's numbers from the committed tables (paper_scale_doc.py).
+
 Columns: the claim, the paper's figure, the statement, and one column per scale:
 - paper scale: the claims of the committed folder results/paper-scale/results, checked now (claims.check on its
   tables, runs and recorded settings; no training, no rebuild);
@@ -70,16 +72,22 @@ def render(readme: str, block: str) -> str:
 
 
 def main(check: bool = False, repo: Path = REPO) -> int:
-    path = repo / "README.md"
+    from . import paper_scale_doc
+
     quick = pd.read_csv(repo / QUICK_CLAIMS, dtype=str) if (repo / QUICK_CLAIMS).is_file() else None
-    text = path.read_text()
-    new = render(text, table(paper_scale_claims(repo), quick))
+    readme = repo / "README.md"
+    doc = repo / paper_scale_doc.DOC
+    written = {readme: render(readme.read_text(), table(paper_scale_claims(repo), quick))}
+    if doc.is_file():
+        written[doc] = paper_scale_doc.render(doc.read_text(), paper_scale_doc.blocks(repo / PAPER_SCALE))
+    stale = [path for path, text in written.items() if path.read_text() != text]
     if check:
-        if new != text:
-            print(f"{path} differs from the claims: run `python -m icl_kmeans.review readme`")
-            return 1
-        print(f"{path}: the reproduction table matches the claims")
-        return 0
-    path.write_text(new)
-    print(f"wrote the reproduction table into {path}")
+        for path in stale:
+            print(f"{path} differs from the committed tables: run `python -m icl_kmeans.review readme`")
+        if not stale:
+            print(f"{', '.join(map(str, written))}: the generated tables match the committed folder")
+        return 1 if stale else 0
+    for path, text in written.items():
+        path.write_text(text)
+        print(f"wrote the generated tables into {path}")
     return 0
