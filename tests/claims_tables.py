@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -77,6 +78,21 @@ def _landscape(gaps: dict, max_over_mean: float = 3.0):
             for metric, scale in (("gap_mean", 1.0), ("gap_max", max_over_mean)):
                 rows.append(dict(figure="fig5", testset=fam, curve="OH:L2", train_family=fam, d=32, run="r", seed=1,
                                  alpha=a, beta=0.0, metric=metric, value=scale * g * (1 + a) / 2))
+    return pd.DataFrame(rows)
+
+
+def _loss_surfaces(good: bool, resolution: int = 9):
+    """Fig 3 (good): one bowl per surface; BN's is 3x as steep as OH's at d = 4 and equal at d = 32. Not good: two
+    bowls side by side (half the grid descends to the other one), and BN's surface as far from OH's at both d."""
+    rows, axis = [], np.linspace(-1.0, 1.0, resolution)
+    for d in (4, 32):
+        for curve in ("OH:L2", "BN:L2"):
+            steep = 3.0 if (curve == "BN:L2" and (d == 4 or not good)) else 1.0
+            for a in axis:
+                for b in axis:
+                    bowl = a * a + b * b if good else min((a - 0.6) ** 2, (a + 0.6) ** 2 + 0.01) + b * b
+                    rows.append(dict(figure="fig3", testset=f"d={d}", curve=curve, train_family=None, d=d, run="r",
+                                     seed=1, alpha=a, beta=b, metric="loss", value=1.0 + steep * bowl))
     return pd.DataFrame(rows)
 
 
@@ -234,7 +250,8 @@ def _paper_like(good: bool) -> dict:
                     lighter_bn=good)
     fig5 = _landscape({"normal": 0.4, "cauchy": 8.0} if good else {"normal": 1.0, "cauchy": 2.0})
     return dict(fig10=fig10, fig14=fig14, fig15=fig15, fig6=fig6, fig8=fig8, table1=table1, fig1=fig1, fig5=fig5,
-                fig7=fig7, fig12=fig12, fig4=fig4, fig16=fig16, fig11=fig11, fig9=fig9, fig19=fig19, runs=runs)
+                fig7=fig7, fig12=fig12, fig4=fig4, fig16=fig16, fig11=fig11, fig9=fig9, fig19=fig19, runs=runs,
+                fig3=_loss_surfaces(good))
 
 
 REPO = Path(__file__).resolve().parents[1]

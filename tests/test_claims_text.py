@@ -132,6 +132,22 @@ def test_claims_of_figs_4_and_16_fail_on_one_cell(tmp_path, cid, fig, where, val
     assert (others["status"] == C.PASS).all() or cid in ("15d", "15e", "15f"), others[others["status"] != C.PASS]
 
 
+def test_claims_13_read_every_fig3_surface(tmp_path):
+    out = _check(tmp_path / "good", _paper_like(True))
+    assert out.loc["13a", "status"] == C.PASS and out.loc["13a", "measured"] == "1"
+    assert "d=4 BN:L2: 1" in out.loc["13a", "detail"] and "d=32 OH:L2: 1" in out.loc["13a", "detail"]
+    assert out.loc["13b", "status"] == C.PASS and "R(d=32) = 0" in out.loc["13b", "detail"]
+    bad = _check(tmp_path / "bad", _paper_like(False))
+    assert bad.loc["13a", "status"] == C.FAIL and float(bad.loc["13a", "measured"]) < 0.6
+    assert bad.loc["13b", "status"] == C.FAIL and bad.loc["13b", "measured"] == "1"
+    tables = _paper_like(True)
+    tables["fig3"] = tables["fig3"][tables["fig3"]["d"] == 4]
+    one_d = _check(tmp_path / "one", tables)
+    assert one_d.loc["13b", "status"] == C.NOT_RUN and one_d.loc["13a", "status"] == C.PASS
+    del tables["fig3"]
+    assert _check(tmp_path / "none", tables).loc["13a", "status"] == C.NOT_RUN
+
+
 def test_claim_17_compares_cauchy_blocks_with_the_others_in_each_figure(tmp_path):
     tables = _paper_like(True)
     df = tables["fig19"]

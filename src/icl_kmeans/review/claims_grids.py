@@ -1,5 +1,5 @@
-"""Claims on the appendix grids and the task probe that the paper's text states: Fig 9/19 (cauchy tasks are
-dissimilar to the rest), Fig 10 (the training loss falls with tau), Fig 11 (learning rates).
+"""Claims on the grids and the task probe that the paper's text states: Fig 3 (the loss surfaces), Fig 9/19
+(cauchy tasks are dissimilar to the rest), Fig 10 (the training loss falls with tau), Fig 11 (learning rates).
 
 Registered into claims.CLAIMS on import (claims.py imports this module at its end). Thresholds fixed
 before any value of these figures was read.
@@ -19,6 +19,83 @@ DISSIMILAR_FACTOR = 2.0   # 17: "clearly only similar to other cauchy tasks ... 
 FIG11_BASE_LR = 0.01      # 19a, 19b: the paper's default learning rate
 FIG11_WORSE = ((32, 0.1), (32, 1.0), (4, 1.0))  # 19a: "(eta = 0.1, 1.0 for d = 32 and eta = 1.0 for d = 4)"
 FIG11_SLOW_LR = 0.001     # 19b
+UNIMODAL_BASIN = 0.9      # 13a: "fairly unimodal": the global minimum's basin (grid steepest descent) covers >= 90 %
+#                           of every surface's grid points
+MARKEDLY_FACTOR = 2.0     # 13b: "markedly different" at d = 4, "quite similar" at d = 32: the OH-BN relative
+#                           difference of the surfaces at the smallest d >= 2 x that at the largest d
+
+
+def _surfaces(tables) -> dict[tuple[int, str], np.ndarray]:
+    """Fig 3's loss surfaces, {(d, curve): the alpha x beta grid of the task-averaged loss}; NaN (a perturbed
+    model whose centers are not finite) stays NaN."""
+    df = tables.get("fig3")
+    df = df[df["metric"] == "loss"]
+    out = {(int(d), curve): g.pivot(index="alpha", columns="beta", values="value").to_numpy()
+           for (d, curve), g in df.groupby(["d", "curve"], sort=True)}
+    if not out:
+        raise NotRun("fig3 holds no loss surface")
+    return out
+
+
+def basin_of_minimum(z: np.ndarray) -> float:
+    """The fraction of grid points from which steepest descent over the 8 neighbours ends at the global minimum
+    (NaN counts as +inf: a walk never enters it)."""
+    z = np.where(np.isfinite(z), z, np.inf)
+    rows, cols = z.shape
+    target = np.unravel_index(np.argmin(z), z.shape)
+    nxt = {}
+    for i in range(rows):
+        for j in range(cols):
+            best = (i, j)
+            for di in (-1, 0, 1):
+                for dj in (-1, 0, 1):
+                    a, b = i + di, j + dj
+                    if 0 <= a < rows and 0 <= b < cols and z[a, b] < z[best]:
+                        best = (a, b)
+            nxt[(i, j)] = best
+    reached = 0
+    for start in nxt:
+        p = start
+        while nxt[p] != p:
+            p = nxt[p]
+        reached += p == target
+    return reached / (rows * cols)
+
+
+def relative_difference(a: np.ndarray, b: np.ndarray) -> float:
+    """mean |a - b| / mean (a + b) / 2 over the grid points where both are finite."""
+    ok = np.isfinite(a) & np.isfinite(b)
+    return float(np.abs(a[ok] - b[ok]).mean() / ((a[ok] + b[ok]) / 2).mean())
+
+
+@claim("13a", "Fig 3, §3", "fig3",
+       "The loss surfaces around the trained parameters are fairly unimodal (OH and BN, every d).",
+       "for every surface of Fig 3 (d, OH:L2 / BN:L2): the fraction of its grid points from which steepest descent "
+       "over the 8 grid neighbours ends at the surface's global minimum >= threshold", f"{UNIMODAL_BASIN:g}",
+       quote="We visualize the loss surfaces (Li et al., 2018) for the L2-regularized smoothed loss in Figure 3, "
+             "and see that in all cases, the loss surfaces appear fairly unimodal without any complicated "
+             "landscapes, explaining why these models train so easily with apparent monotonic convergence.")
+def claim_13a(tables):
+    basins = {key: basin_of_minimum(z) for key, z in _surfaces(tables).items()}
+    worst = min(basins.values())
+    return _fmt(worst), worst >= UNIMODAL_BASIN, "; ".join(f"d={d} {c}: {_fmt(v)}" for (d, c), v in basins.items())
+
+
+@claim("13b", "Fig 3, §3", "fig3",
+       "OH's and BN's loss surfaces are markedly different at d = 4 and quite similar at d = 32.",
+       "R(d) = mean |L_OH - L_BN| / mean (L_OH + L_BN) / 2 over Fig 3's grid at d; R(smallest d) >= threshold x "
+       "R(largest d)", f"{MARKEDLY_FACTOR:g}",
+       quote="For the smaller d=4, the loss surfaces of (OH) and (BN) are markedly different aligning with the "
+             "significant difference in their d_E,d_emb terms in Theorem 3.1. For the larger d=32, the loss surfaces "
+             "of OH and BN are quite similar")
+def claim_13b(tables):
+    surfaces = _surfaces(tables)
+    ds = sorted({d for d, c in surfaces if (d, "OH:L2") in surfaces and (d, "BN:L2") in surfaces})
+    if len(ds) < 2:
+        raise NotRun(f"fig3 holds both OH:L2 and BN:L2 surfaces at {len(ds)} value(s) of d; the claim needs two")
+    r = {d: relative_difference(surfaces[(d, "OH:L2")], surfaces[(d, "BN:L2")]) for d in ds}
+    ratio = r[ds[0]] / r[ds[-1]] if r[ds[-1]] > 0 else np.inf
+    return _fmt(ratio), ratio >= MARKEDLY_FACTOR, "; ".join(f"R(d={d}) = {_fmt(v)}" for d, v in r.items())
 
 
 def _blocks(df: pd.DataFrame) -> pd.Series:
