@@ -69,7 +69,8 @@ def dist_of(run):
     return _studies.distribution_id(_studies.distribution(ST.runs[run]))
 
 
-def run_files(runs, pattern=CKPT):
+def run_files(runs, pattern):
+    """pattern (METRICS, RECORD, ...) for every seed of runs, runs sorted."""
     return [pattern.format(run=r, seed=s) for r in sorted(runs) for s in SEEDS]
 
 
