@@ -259,6 +259,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 def resolved(preset: str) -> dict:
     """The settings the pipeline resolves for a preset (what it records in results/manifest.json)."""
-    return settings_mod.resolve({"preset": preset}, REPO / "workflow")
+    return settings_mod.resolve({"preset": preset})
 
 

@@ -27,7 +27,7 @@ from icl_kmeans.pipeline.schemas import (DISSIMILARITY_SCHEMA, LANDSCAPE_SCHEMA,
 
 
 def smoke_settings() -> dict:
-    return settings_mod.resolve({"preset": "smoke"}, REPO / "workflow")
+    return settings_mod.resolve({"preset": "smoke"})
 
 
 # ------------------------------------------------------------------------------ synthetic runs

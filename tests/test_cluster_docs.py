@@ -16,7 +16,7 @@ from icl_kmeans.pipeline import slurm_plan
 
 REPO = Path(__file__).resolve().parents[1]
 DOCUMENTS = [REPO / "README.md", REPO / "Snakefile", REPO / "docs" / "cluster.md", REPO / "docs" / "paper-scale.md",
-             REPO / "slurm" / "profile.yaml", *sorted((REPO / "workflow" / "presets").glob("*.yaml")),
+             REPO / "slurm" / "profile.yaml", *sorted((REPO / "src/icl_kmeans/pipeline/config/presets").glob("*.yaml")),
              *sorted((REPO / "envs").glob("*.yaml"))]
 
 

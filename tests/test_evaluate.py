@@ -136,7 +136,7 @@ def test_evaluation_job_uses_the_configured_lloyd_convention(tmp_path):
     train(TrainConfig(d=32, k=10, n=16, batch=1, steps=1, val_batches=1, seed=1), checkpoint=ckpt)
     lloyd_at_20 = {}
     for convention in ("keep", "reseed"):
-        s = settings.resolve({"preset": "smoke", "lloyd_empty": convention, "eval_steps": 8}, repo / "workflow")
+        s = settings.resolve({"preset": "smoke", "lloyd_empty": convention, "eval_steps": 8})
         spec = studies.build(s).evaluations["fig6"]
         assert spec["lloyd_empty"] == convention and spec["baseline_seed"] == s["eval_seed"]
         ts = dict(spec["testsets"]["normal"], n=512, tasks=32)
@@ -144,7 +144,7 @@ def test_evaluation_job_uses_the_configured_lloyd_convention(tmp_path):
         path = tmp_path / convention / f"{ts['id']}.pt"
         path.parent.mkdir()
         write_test_set(ts, 20260101, path)
-        evaluation_jobs.multistep("fig6", spec, [1], [str(ckpt)], [str(path)], tmp_path / f"{convention}.parquet",
+        evaluation_jobs.multistep("fig6", spec, [1], {("r", 1): str(ckpt)}, {ts["id"]: str(path)}, tmp_path / f"{convention}.parquet",
                             device="cpu")
         df = pq.read_table(tmp_path / f"{convention}.parquet").to_pandas()
         rows = df[(df.curve == "Lloyd") & (df.metric == "log_objective")].set_index("t")["value"]

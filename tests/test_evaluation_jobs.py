@@ -1,4 +1,6 @@
-"""Evaluation jobs find their test sets by exact file name, never by substring."""
+"""Evaluation jobs take their files keyed as the workflow declared them (test sets by id, checkpoints by
+(run, seed)), never by searching names: 'normal_...' is a substring of 'lognormal_...', '..._t32' of
+'..._t320'."""
 
 from __future__ import annotations
 
@@ -14,24 +16,23 @@ def _testset(family: str, tasks: int) -> dict:
     return {**ts, "id": studies.testset_id(ts)}
 
 
-def test_colliding_names_resolve_exactly():
+def test_a_missing_input_is_named():
     normal, lognormal = _testset("normal", 32), _testset("lognormal", 32)
-    t32, t320 = normal["id"], _testset("normal", 320)["id"]
-    assert normal["id"] in lognormal["id"] and t32 in t320  # the names really collide as substrings
-    files = [f"results/tasks/test/{i}.pt" for i in (lognormal["id"], t320, normal["id"])]
-    assert evaluation_jobs.testset_file(files, normal["id"]) == f"results/tasks/test/{normal['id']}.pt"
-    assert evaluation_jobs.testset_file(files, t320) == f"results/tasks/test/{t320}.pt"
-    with pytest.raises(ValueError, match="exactly one test set file named"):
-        evaluation_jobs.testset_file(files[:2], normal["id"])
+    assert normal["id"] in lognormal["id"]  # the names really collide as substrings
+    files = {lognormal["id"]: f"results/tasks/test/{lognormal['id']}.pt"}
+    with pytest.raises(KeyError, match=f"no test set '{normal['id']}' among this job's inputs"):
+        evaluation_jobs.input_file(files, normal["id"], "test set")
+    with pytest.raises(KeyError, match=r"no checkpoint \('OH-L2_x', 3\)"):
+        evaluation_jobs.input_file({("OH-L2_x", 1): "a.pt"}, ("OH-L2_x", 3), "checkpoint")
 
 
 def test_dissimilarity_job_loads_each_family_from_its_own_file(tmp_path):
     sets = {fam: _testset(fam, 2) for fam in ("lognormal", "normal")}
-    files = []
+    files = {}
     for ts in sets.values():  # lognormal first: a substring search for 'normal_...' would pick its file
         path = tmp_path / f"{ts['id']}.pt"
         write_test_set(ts, seed=1, path=path)
-        files.append(str(path))
+        files[ts["id"]] = str(path)
     out = tmp_path / "fig9.parquet"
     evaluation_jobs.dissimilarity("fig9", {"testsets": sets}, files, out)
     df = pq.read_table(out).to_pandas()

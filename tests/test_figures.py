@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import warnings
+from importlib import resources
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +17,7 @@ import yaml
 
 from icl_kmeans.pipeline import aggregate as agg
 from icl_kmeans.pipeline import figure_registry, figures, studies, table1
+from icl_kmeans.pipeline import settings as settings_mod
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_aggregate import paths, smoke_settings, training_fixture, write_eval  # noqa: E402
@@ -133,27 +134,20 @@ def test_scale_line_names_the_preset(settings):
     assert "3 tasks per family" in figures.scale_line("fig19", settings)
     assert "d in {4, 8} x k in {10, 16}" in figures.scale_line("fig1", settings)
     assert "overridden: steps" in figures.scale_line("fig2", {**settings, "overrides": ["steps"]})
-    paper = {**smoke_settings(), **yaml.safe_load((REPO / "workflow/presets/paper.yaml").read_text()),
+    paper = {**smoke_settings(), **yaml.safe_load(settings_mod.preset_file("paper").read_text()),
              "preset": "paper", "overrides": []}
     assert "[paper" not in figures.scale_line("fig6", paper)
 
 
-def test_paper_scale_is_read_from_the_paper_preset(tmp_path, monkeypatch, settings):
-    """The paper's part of every scale line comes from workflow/presets/paper.yaml, not from a copy."""
-    from icl_kmeans.pipeline.figures import scale
-
-    workflow = tmp_path / "workflow"
-    shutil.copytree(REPO / "workflow" / "schemas", workflow / "schemas")
-    shutil.copytree(REPO / "workflow" / "presets", workflow / "presets")
-    schema = yaml.safe_load((workflow / "schemas" / "config.schema.yaml").read_text())
-    schema["properties"].setdefault("training", {"enum": ["reference", "plain"], "default": "plain"})
-    (workflow / "schemas" / "config.schema.yaml").write_text(yaml.safe_dump(schema))
-    paper = yaml.safe_load((workflow / "presets" / "paper.yaml").read_text())
-    (workflow / "presets" / "paper.yaml").write_text(yaml.safe_dump({**paper, "steps": 12345, "training": "reference"}))
-    monkeypatch.setattr(scale, "WORKFLOW_DIR", workflow)
-    line = figures.scale_line("fig2", settings)
+def test_paper_scale_comes_with_the_settings(settings):
+    """The paper's part of a scale line comes from the paper settings that figure_settings carries (the
+    workflow passes its own, resolved once), else from the package's paper preset."""
+    assert figures.paper_settings() == settings_mod.resolve({"preset": "paper"})
+    paper = {**figures.paper_settings(), "steps": 12345, "training": "reference"}
+    line = figures.scale_line("fig2", figures.figure_settings("fig2", settings, paper))
     assert "[paper: reference training (plateau, bias, dropout 0.01), 10 seeds, M=12345, n=512, B=32" in line
-    assert figures.paper_settings()["steps"] == 12345
+    assert ", M=10000, " in figures.scale_line("fig2", settings)
+    assert "paper" not in figures.figure_settings("fig2", {**settings, "preset": "paper"})
 
 
 def test_scale_lines_say_which_training(settings):
@@ -216,8 +210,8 @@ def test_captions_exist_and_render(settings):
     from docutils.core import publish_parts
 
     for fig in studies.TARGETS:
-        path = REPO / "workflow/report" / f"{fig}.rst"
-        assert path.exists(), path
+        path = resources.files("icl_kmeans.pipeline.captions") / f"{fig}.rst"
+        assert path.is_file(), path
         panels = figures.caption_line(fig, settings) if fig != "table1" else ""
         params = type("P", (), {"scale": figures.scale_line(fig, settings), "panels": panels})
         text = jinja2.Environment().from_string(path.read_text()).render(snakemake=type("S", (), {"params": params}))
@@ -301,7 +295,7 @@ def test_short_curves_are_drawn_faint_and_their_panels_say_so():
     from icl_kmeans.pipeline.figures.common import FAINT
     from icl_kmeans.pipeline.figures.training import SHORT_FACE
 
-    s = figures.figure_settings("fig10", settings_mod.resolve({}, REPO / "workflow"))
+    s = figures.figure_settings("fig10", settings_mod.resolve({}))
     short = _training_rows({1: [5] * 150}, {1: [0, 150]})
     long_l2 = _training_rows({1: [5] * 2000}, {1: [0, 2000]}).assign(d=32, run="L")
     short_ne = short.assign(d=32, curve="OH:NE", regularizer="NE", run="S")
@@ -323,7 +317,7 @@ def test_short_curves_are_drawn_faint_and_their_panels_say_so():
 def test_captions_list_the_panels_that_test_the_paper():
     from icl_kmeans.pipeline import settings as settings_mod
 
-    quick = settings_mod.resolve({}, REPO / "workflow")
+    quick = settings_mod.resolve({})
     assert figures.caption_line("fig10", quick) == (
         "Panels from long runs, which test the paper at this scale: d=4 τ=0.1 (M=8000); d=32 τ=0.1 (M=4000). "
         "Pipeline checks, drawn lighter (M=150, before the learning transition): the other panels.")
@@ -332,7 +326,7 @@ def test_captions_list_the_panels_that_test_the_paper():
                                                  ("normal", "cauchy", "gumbel", "laplace", "lognormal"))
     assert "Long curves only (OH:L2, BN:L2, NA:L2 at M=2000" in figures.caption_line("fig4", quick)
     assert figures.caption_line("fig11", quick).startswith("No panel tests the paper at this scale.")
-    paper = settings_mod.resolve({"preset": "paper"}, REPO / "workflow")
+    paper = settings_mod.resolve({"preset": "paper"})
     assert figures.caption_line("fig10", paper) == "Every panel is drawn from runs trained for the preset's M = 10000."
     assert figures.caption_line("fig9", quick).startswith("No trained models")
 

@@ -55,7 +55,7 @@ def test_every_stack_job_asks_for_one_gpu(paper_dry_run_output):
 
 
 def test_paper_preset_trains_every_configuration_for_ten_seeds(paper_dry_run):
-    s = settings.resolve({"preset": "paper"}, REPO / "workflow")
+    s = settings.resolve({"preset": "paper"})
     st = studies.build(s)
     assert len(s["seeds"]) == 10
     assert 250 <= len(st.runs) <= 400, "the paper trained about 300 configurations"
@@ -77,7 +77,7 @@ def test_paper_preset_trains_every_configuration_for_ten_seeds(paper_dry_run):
 
 
 def test_runs_are_shared_between_figures():
-    st = studies.build(settings.resolve({}, REPO / "workflow"))
+    st = studies.build(settings.resolve({}))
     used = sum(len(st.runs_of(f)) for f in st.training)
     assert len(st.runs) < used, "figures with the same configuration must share runs"
     # Fig 6's normal d=32 k=10 tau=0.1 models are Fig 4's.
@@ -104,27 +104,57 @@ def test_invalid_config_stops_before_any_job(override, words, tmp_path):
 
 
 def test_preset_files_are_complete_and_valid():
-    schema = settings.load_schema(REPO / "workflow")
+    schema = settings.load_schema()
     for preset in schema["properties"]["preset"]["enum"]:
-        values = yaml.safe_load((REPO / "workflow" / "presets" / f"{preset}.yaml").read_text())
+        values = yaml.safe_load(settings.preset_file(preset).read_text())
         settings.validate(values, schema, preset)
-        missing = set(schema["properties"]) - set(values) - {"preset", "device", "eval_seed"}
-        assert not missing, f"preset {preset} leaves {sorted(missing)} to the schema defaults"
+        missing = set(schema["properties"]) - set(values) - {"preset"}
+        assert not missing, f"preset {preset} does not set {sorted(missing)}"
+        assert settings.load_preset(preset) == values
+
+
+def test_the_schema_holds_no_values():
+    """Types, ranges and descriptions only: the values are the presets'."""
+    for key, prop in settings.load_schema()["properties"].items():
+        assert "default" not in prop, f"schema key {key!r} has a default; a preset sets it"
+        assert prop.get("description"), f"schema key {key!r} has no description"
+
+
+def test_a_preset_that_leaves_a_key_unset_is_named(tmp_path, monkeypatch):
+    values = yaml.safe_load(settings.preset_file("smoke").read_text())
+    del values["eval_seed"]
+    (tmp_path / "smoke.yaml").write_text(yaml.safe_dump(values))
+    monkeypatch.setattr(settings, "preset_file", lambda preset: tmp_path / f"{preset}.yaml")
+    with pytest.raises(settings.ConfigError, match=r"preset smoke .*does not set \['eval_seed'\]"):
+        settings.resolve({"preset": "smoke"})
+
+
+def test_the_package_ships_its_schema_presets_and_captions():
+    """Package data (pyproject's package-data), found through the package, not the checkout."""
+    import tomllib
+
+    data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    src = REPO / "src" / "icl_kmeans"
+    shipped = {p for pkg, globs in data.items() for g in globs
+               for p in (src.parent / pkg.replace(".", "/")).glob(g)}
+    assert settings.schema_file() in shipped
+    assert {settings.preset_file(p) for p in ("quick", "paper", "smoke")} <= shipped
+    assert {src / "pipeline" / "captions" / f"{fig}.rst" for fig in studies.TARGETS} <= shipped
+    assert not (REPO / "workflow" / "presets").exists() and not (REPO / "workflow" / "schemas").exists()
 
 
 def test_command_line_overrides_win_over_the_preset():
-    s = settings.resolve({"preset": "paper", "steps": 7, "seeds": [1, 2]}, REPO / "workflow")
+    s = settings.resolve({"preset": "paper", "steps": 7, "seeds": [1, 2]})
     assert s["steps"] == 7 and s["seeds"] == [1, 2] and s["n_points"] == 512
     assert s["overrides"] == ["seeds", "steps"]
 
 
 def test_command_line_lists_are_typed_by_the_schema():
     # snakemake --config "seeds=[1,2]" hands over ['1', '2'] (YAML's base loader)
-    s = settings.resolve({"seeds": ["1", "2"], "fig12_eval_n": ["16", "32"], "subset": "fig10:d=32"},
-                         REPO / "workflow")
+    s = settings.resolve({"seeds": ["1", "2"], "fig12_eval_n": ["16", "32"], "subset": "fig10:d=32"})
     assert s["seeds"] == [1, 2] and s["fig12_eval_n"] == [16, 32] and s["subset"] == "fig10:d=32"
     with pytest.raises(settings.ConfigError, match=r"seeds\.0.*'one'"):
-        settings.resolve({"seeds": ["one"]}, REPO / "workflow")
+        settings.resolve({"seeds": ["one"]})
 
 
 def test_seeds_given_on_the_command_line_reach_the_dag():
@@ -154,33 +184,33 @@ def test_snakefiles_are_snakefmt_formatted():
 
 
 def test_training_switch_chooses_reference_or_plain_and_is_part_of_the_run_id():
-    ref = studies.build(settings.resolve({"preset": "smoke", "training": "reference"}, REPO / "workflow"))
-    plain = studies.build(settings.resolve({"preset": "smoke", "training": "plain"}, REPO / "workflow"))
+    ref = studies.build(settings.resolve({"preset": "smoke", "training": "reference"}))
+    plain = studies.build(settings.resolve({"preset": "smoke", "training": "plain"}))
     for cfg in ref.runs.values():
         assert (cfg["plateau"], cfg["bias"], cfg["dropout"]) == (True, True, 0.01)
     for cfg in plain.runs.values():
         assert (cfg["plateau"], cfg["bias"], cfg["dropout"]) == (False, False, 0.0)
     assert len(ref.runs) == len(plain.runs) and not set(ref.runs) & set(plain.runs)
     with pytest.raises(ValueError, match="training.*'adam'.*plain.*reference"):
-        studies.run_config({**settings.resolve({"preset": "smoke"}, REPO / "workflow"), "training": "adam"})
+        studies.run_config({**settings.resolve({"preset": "smoke"}), "training": "adam"})
 
 
 @pytest.mark.parametrize("preset, mode", [("paper", "reference"), ("quick", "plain"), ("smoke", "reference")])
 def test_each_preset_says_which_training_it_uses(preset, mode):
-    text = (REPO / "workflow" / "presets" / f"{preset}.yaml").read_text()
+    text = settings.preset_file(preset).read_text()
     assert f"\ntraining: {mode}\n" in text
-    assert settings.resolve({"preset": preset}, REPO / "workflow")["training"] == mode
+    assert settings.resolve({"preset": preset})["training"] == mode
 
 
 def test_fig10_tau_is_one_seventh_exactly():
-    st = studies.build(settings.resolve({"preset": "smoke"}, REPO / "workflow"))
+    st = studies.build(settings.resolve({"preset": "smoke"}))
     taus = sorted({c.facets["tau"] for c in st.training["fig10"]})
     assert taus == [0.1, 1 / 7, 0.25, 1.0]
     assert {st.runs[c.run]["tau"] for c in st.training["fig10"]} == set(taus)
 
 
 def test_small_stacks_are_bundled_into_few_jobs_and_every_pair_is_trained_once():
-    s = settings.resolve({}, REPO / "workflow")  # the quick preset: many short stacks, a few long ones
+    s = settings.resolve({})  # the quick preset: many short stacks, a few long ones
     st = studies.build(s)
     stacks = studies.stacks(st, s["seeds"], s["stack_size"])
     jobs = studies.stack_jobs(st, stacks)
@@ -202,7 +232,7 @@ def test_small_stacks_are_bundled_into_few_jobs_and_every_pair_is_trained_once()
 def test_long_cells_select_their_families_and_regularizers():
     """The quick preset trains Fig 8's L2 models of every family long (M = 2000), the NE models of those
     families and everything off the cells briefly; the normal cell keeps all six curves long."""
-    quick = settings.resolve({}, REPO / "workflow")
+    quick = settings.resolve({})
     st = studies.build(quick)
     steps = {(c["family"], c["embedding"], c["regularizer"]): c["steps"] for c in st.runs.values()
              if (c["d"], c["k"], c["tau"], c["n"], c["lr"], c["clip_grad"]) == (32, 10, 0.1, 64, 0.01, None)
@@ -214,8 +244,8 @@ def test_long_cells_select_their_families_and_regularizers():
     for model in st.evaluations["fig8"]["models"].values():  # the whole 5 x 5 grid is drawn from long runs
         assert st.runs[model]["steps"] >= 2000
     cell = dict(d=32, k=10, tau=1.0, steps=40, families=["gumbel"], regularizers=["NE"])
-    st = studies.build(settings.resolve({"preset": "smoke", "headline_cells": [cell]}, REPO / "workflow"))
+    st = studies.build(settings.resolve({"preset": "smoke", "headline_cells": [cell]}))
     long = {(c["family"], c["regularizer"]) for c in st.runs.values() if c["steps"] == 40}
     assert long == {("gumbel", "NE")}
     with pytest.raises(settings.ConfigError, match="headline_cells"):
-        settings.resolve({"headline_cells": [dict(cell, families=["uniform"])]}, REPO / "workflow")
+        settings.resolve({"headline_cells": [dict(cell, families=["uniform"])]})

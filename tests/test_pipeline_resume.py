@@ -23,9 +23,9 @@ OVERRIDES = ["preset=smoke", "train_jobs=seed", "steps=2500", "eval_every=100", 
 def _target(overrides):
     cfg = dict(o.split("=", 1) for o in overrides)
     cfg = {k: (v if k in ("preset", "train_jobs") else int(v)) for k, v in cfg.items()}
-    st = studies.build(settings.resolve(cfg, REPO / "workflow"))
+    st = studies.build(settings.resolve(cfg))
     run = st.training["fig2"][0].run
-    seed = settings.resolve(cfg, REPO / "workflow")["seeds"][0]
+    seed = settings.resolve(cfg)["seeds"][0]
     return run, seed
 
 
@@ -80,10 +80,10 @@ def test_diverged_run_is_kept_and_does_not_fail_the_workflow(tmp_path):
     run of test_review_pipeline.py takes the same runs through its pack jobs."""
     overrides = ["preset=smoke", "train_jobs=stack", "lr_sweep_steps=30", "eval_every=10"]
     cfg = {"preset": "smoke", "train_jobs": "stack", "lr_sweep_steps": 30, "eval_every": 10}
-    st = studies.build(settings.resolve(cfg, REPO / "workflow"))
+    st = studies.build(settings.resolve(cfg))
     # Fig 11's lr = 1.0 runs at d = 32 blow up within a few steps.
     runs = [c.run for c in st.training["fig11"] if c.facets["lr"] == 1.0 and c.facets["d"] == 32]
-    seeds = settings.resolve(cfg, REPO / "workflow")["seeds"]
+    seeds = settings.resolve(cfg)["seeds"]
     work = copy_workflow(tmp_path / "w")
     targets = [f"results/runs/{r}/seed{s}/record.json" for r in runs for s in seeds]
     run_snakemake(work, *targets, "--cores", "2", "--config", *overrides)
@@ -111,7 +111,7 @@ def test_adding_a_seed_trains_only_that_seed_and_the_device_reruns_nothing(tmp_p
     that seed's validation set and training (seed mode: its jobs; pack mode: the pack job, which restores
     the finished seed from checkpoint.pt.resume instead of training it again)."""
     cfg = {"preset": "smoke", "train_jobs": mode, "fig13_train_n": [20], "seeds": [11, 12]}
-    st = studies.build(settings.resolve(cfg, REPO / "workflow"))
+    st = studies.build(settings.resolve(cfg))
     run = next(c.run for c in st.training["fig13"] if c.facets["n"] == 20)  # a small distribution (n = 20)
     targets = lambda seeds: [f"results/runs/{run}/seed{s}/checkpoint.pt" for s in seeds]  # noqa: E731
     work = copy_workflow(tmp_path / "w")

@@ -25,7 +25,7 @@ OVERRIDES = ["preset=smoke", "train_jobs=stack", "stack_size=3", "steps=1500", "
 def _stack_of_fig2_run():
     cfg = {"preset": "smoke", "train_jobs": "stack", "stack_size": 3, "steps": 1500, "eval_every": 50,
            "n_points": 48, "batch": 4}
-    s = settings.resolve(cfg, REPO / "workflow")
+    s = settings.resolve(cfg)
     st = studies.build(s)
     run = st.training["fig2"][0].run
     name, members = next((k, m) for k, m in studies.stacks(st, s["seeds"], s["stack_size"]).items()

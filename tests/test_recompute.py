@@ -76,7 +76,7 @@ def test_recompute_catches_a_value_changed_with_its_manifest_entry(tmp_path, mon
     _tamper(dest / "results", cell, 0.01)
     monkeypatch.chdir(dest)
     lines = []
-    result = run_review("results", out=dest / "review", captions=REPO / "workflow" / "report", echo=lines.append,
+    result = run_review("results", out=dest / "review", echo=lines.append,
                         recompute=1, recompute_seed=seed, retrain_steps=0)
     assert not result.findings and all(c.ok for c in result.comparisons), "the tamper passes every integrity check"
     assert not result.ok and len(result.problems) == 1, result.problems

@@ -29,7 +29,7 @@ def report(tmp_path_factory) -> tuple[Path, object]:
     cwd = Path.cwd()
     os.chdir(FOLDER)  # the manifest's paths are relative to the folder (as `review --workdir` does)
     try:
-        result = run_review("results", out=out, captions=REPO / "workflow" / "report", echo=lambda line: None)
+        result = run_review("results", out=out, echo=lambda line: None)
     finally:
         os.chdir(cwd)
     assert result.ok, result.problems

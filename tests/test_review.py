@@ -51,7 +51,8 @@ def test_pack_and_seed_mode_give_the_same_config_digest():
     seed_mode = P.output_scope("results/runs/R1/seed7/checkpoint.pt", {"run": "R1", "seed": "7"},
                                {"config": cfg, "device": "auto"})
     pack = P.output_scope("results/runs/R1/seed7/checkpoint.pt", {},
-                          {"runs": [["R1", 7], ["R2", 7]], "configs": {"R1": cfg, "R2": {"d": 8}}, "device": "auto"})
+                          {"runs": [["R1", 7], ["R2", 7]], "configs": {"R1": cfg, "R2": {"d": 8}}, "device": "auto",
+                           "val_files": {"('R1', 7)": "v1.pt", "('R2', 7)": "v2.pt"}})
     assert seed_mode["config_digest"] == pack["config_digest"]
     assert (pack["run"], pack["seed"]) == ("R1", 7)
     other = P.output_scope("results/runs/R2/seed7/checkpoint.pt", {},

@@ -1,19 +1,15 @@
 """Subsets (settings key subset): only the chosen cells, with the full preset's run ids, seeds cut to
 the first three, errors that say what exists, and a scale line that says what was run."""
 
-from pathlib import Path
-
 import pytest
 
 from icl_kmeans.pipeline import settings, studies
 from icl_kmeans.pipeline.figures.scale import scale_line
 from icl_kmeans.pipeline.subset import SubsetError, describe, parse
 
-WORKFLOW = Path(__file__).resolve().parents[1] / "workflow"
-
 
 def _build(**config):
-    s = settings.resolve({"preset": "paper", **config}, WORKFLOW)
+    s = settings.resolve({"preset": "paper", **config})
     return s, studies.build(s)
 
 

@@ -1,10 +1,11 @@
 # Settings, the registry of runs per figure, and path patterns shared by all rules.
+# The settings are resolved and validated here, once: the rules hand each job what it needs as params,
+# inputs and resources, and no job reads the config or a preset itself.
 import os
 import re
 from pathlib import Path
 
-from snakemake.utils import validate
-
+from icl_kmeans.pipeline import captions as _captions
 from icl_kmeans.pipeline import figures as _figures
 from icl_kmeans.pipeline import settings as _settings
 from icl_kmeans.pipeline import slurm_resources as _slurm_resources
@@ -12,10 +13,13 @@ from icl_kmeans.pipeline import studies as _studies
 
 REPO = Path(workflow.basedir)
 
-# resolve types --config's list items in place ("seeds=[1,2]" arrives as strings) and names a bad key
-S = _settings.resolve(config, REPO / "workflow")
-validate(config, str(REPO / "workflow/schemas/config.schema.yaml"), set_default=False)
+# The preset's values (the package's presets, icl_kmeans/pipeline/config/) overridden by config.yaml and
+# --config, validated against the package's config.schema.yaml: an error names the key, the value and
+# what is allowed. resolve types --config's list items in place ("seeds=[1,2]" arrives as strings).
+S = _settings.resolve(config)
 ST = _studies.build(S)
+# The paper's scale, which every figure's scale line quotes (figures.figure_settings).
+PAPER = S if S["preset"] == "paper" else _settings.resolve({"preset": "paper"})
 SEEDS = S["seeds"]
 DISTS = ST.distributions()
 TESTSETS = {
@@ -65,19 +69,51 @@ def dist_of(run):
     return _studies.distribution_id(_studies.distribution(ST.runs[run]))
 
 
-def run_files(runs, pattern=CKPT):
+def run_files(runs, pattern):
+    """pattern (METRICS, RECORD, ...) for every seed of runs, runs sorted."""
     return [pattern.format(run=r, seed=s) for r in sorted(runs) for s in SEEDS]
 
 
-def eval_inputs(fig):
-    spec = ST.evaluations[fig]
-    runs = set(spec.get("models", {}).values())
+def checkpoint_files(fig):
+    """(run, seed) -> checkpoint of every model that evaluation fig reads."""
+    runs = sorted(set(ST.evaluations[fig].get("models", {}).values()))
+    return {(r, s): CKPT.format(run=r, seed=s) for r in runs for s in SEEDS}
+
+
+def testset_files(fig):
+    """test set id -> file, of every test set that evaluation fig reads."""
     return {
-        "checkpoints": run_files(runs),
-        "testsets": [
-            TEST.format(testset=ts["id"]) for ts in spec.get("testsets", {}).values()
-        ],
+        ts["id"]: TEST.format(testset=ts["id"])
+        for ts in ST.evaluations[fig].get("testsets", {}).values()
     }
+
+
+def val_files(members):
+    """(run, seed) -> validation set, of training members [(run, seed)]."""
+    return {(r, s): VAL.format(dist=dist_of(r), seed=s) for r, s in members}
+
+
+def eval_inputs(fig):
+    return {
+        "checkpoints": list(checkpoint_files(fig).values()),
+        "testsets": list(testset_files(fig).values()),
+    }
+
+
+def keyed_inputs(files_of):
+    """A param that hands a job its input files keyed by what they are ((run, seed), a test set id), so
+    that it never searches their names: files_of(wildcards) -> {key: file}, or that dict itself. A
+    function of `input`: Snakemake leaves it out of the params rerun trigger (the files are inputs
+    already), and every file must be one."""
+
+    def param(wildcards, input):
+        files = files_of(wildcards) if callable(files_of) else files_of
+        stray = sorted(set(files.values()) - set(input))
+        if stray:
+            raise ValueError(f"keyed_inputs: {stray} are not inputs of this job")
+        return files
+
+    return param
 
 
 def figure_files(fig):
@@ -99,6 +135,9 @@ GPU_SITE = {
 
 
 GPU = dict(gpu=1, cpus_per_gpu=4, **GPU_SITE)
+# The device torch computes on (settings key device), a resource of every job that trains or evaluates
+# models: not a param, so that switching auto to cuda reruns nothing (job_context.job reads it).
+TORCH_DEVICE = dict(torch_device=S["device"])
 
 
 def gpu_resources(runtime, mem_mb=16000):
@@ -116,12 +155,23 @@ def training_gpu_resources(runs):
 BENCHMARKS = "results/benchmarks"
 
 
+def figure_settings(fig):
+    """The settings fig's scale line reads, the paper's among them (the plot rule's param)."""
+    return _figures.figure_settings(fig, S, PAPER)
+
+
 def figure_caption(fig):
-    """workflow/report/<fig>.rst with the figure's scale line and panel line filled in (the report's caption)."""
-    template = (REPO / "workflow" / "report" / f"{fig}.rst").read_text()
-    return template.replace(
-        "{{ snakemake.params.scale }}", _figures.scale_line(fig, S)
-    ).replace("{{ snakemake.params.panels }}", _figures.caption_line(fig, S))
+    """fig's caption (the package's captions/<fig>.rst) with its scale line and panel line filled in (the
+    caption of Snakemake's report)."""
+    panels = _figures.caption_line(fig, S, ST)
+    return (
+        _captions.template(fig)
+        .replace(
+            "{{ snakemake.params.scale }}",
+            _figures.scale_line(fig, figure_settings(fig)),
+        )
+        .replace("{{ snakemake.params.panels }}", panels)
+    )
 
 
 TABLE1_FILES = ["results/tables/table1.csv", "results/tables/table1.md"]

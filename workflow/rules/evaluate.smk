@@ -1,8 +1,8 @@
 # Evaluation: one job per figure. Multi-step clustering (re-embed / naive, with Lloyd's and EM),
 # distribution shifts, the family grid and length generalisation; loss and gap surfaces; task
-# dissimilarity; the OH-vs-BN timing and memory profile. Evaluation jobs read `device` from the config
-# at run time (not a param: switching it reruns nothing); the profile, a measurement of the device,
-# keeps it as a param. Each job's wall time and memory go to results/benchmarks/evaluate/{fig}.tsv.
+# dissimilarity; the OH-vs-BN timing and memory profile. Evaluation jobs get the device as a resource
+# (TORCH_DEVICE, not a param: switching it reruns nothing); the profile, a measurement of the device,
+# keeps it as a param. Jobs get their checkpoints keyed by (run, seed), their test sets by id. Each job's wall time and memory go to results/benchmarks/evaluate/{fig}.tsv.
 
 
 rule evaluate_multistep:
@@ -20,9 +20,12 @@ rule evaluate_multistep:
         TORCH_ENV
     resources:
         **gpu_resources("2h"),
+        **TORCH_DEVICE,
     params:
         spec=lambda w: ST.evaluations[w.fig],
         seeds=SEEDS,
+        checkpoint_files=keyed_inputs(lambda w: checkpoint_files(w.fig)),
+        testset_files=keyed_inputs(lambda w: testset_files(w.fig)),
     script:
         "../scripts/evaluate_multistep.py"
 
@@ -42,9 +45,12 @@ rule evaluate_landscape:
         TORCH_ENV
     resources:
         **gpu_resources("2h"),
+        **TORCH_DEVICE,
     params:
         spec=lambda w: ST.evaluations[w.fig],
         seed=SEEDS[0],
+        checkpoint_files=keyed_inputs(lambda w: checkpoint_files(w.fig)),
+        testset_files=keyed_inputs(lambda w: testset_files(w.fig)),
     script:
         "../scripts/evaluate_landscape.py"
 
@@ -64,6 +70,7 @@ rule task_dissimilarity:
         TORCH_ENV
     params:
         spec=lambda w: ST.evaluations[w.fig],
+        testset_files=keyed_inputs(lambda w: testset_files(w.fig)),
     script:
         "../scripts/task_dissimilarity.py"
 

@@ -1,6 +1,6 @@
 # Figures: one rule, plot, draws a figure's PDF and PNG from its table only ({fig} = fig1 ... fig19,
 # fig_em), so changing plotting code never retrains or re-evaluates; its caption in Snakemake's report is
-# workflow/report/<fig>.rst, passed as a param. Table 1 as CSV and Markdown (write_table1). Named
+# the package's captions/<fig>.rst filled in (figure_caption), passed as a param. Table 1 as CSV and Markdown (write_table1). Named
 # targets fig1 ... fig19, fig_em and table1 (one alias rule each: a target name cannot be a wildcard).
 
 FIGURES_CODE = sorted(
@@ -39,8 +39,8 @@ rule plot:
     params:
         fig=lambda w: w.fig,
         # functions, so that Snakemake does not read the braces of "{4, 16}" as wildcards
-        settings=lambda w: _figures.figure_settings(w.fig, S),
-        scale=lambda w: _figures.scale_line(w.fig, S),
+        settings=lambda w: figure_settings(w.fig),
+        scale=lambda w: _figures.scale_line(w.fig, figure_settings(w.fig)),
         caption=lambda w: figure_caption(w.fig),
     script:
         "../scripts/plot.py"
@@ -53,7 +53,7 @@ rule write_table1:
     output:
         csv=report(
             TABLE1_FILES[0],
-            caption="../report/table1.rst",
+            caption="../report/figure.rst",
             category=FIGURE_CATEGORY["profile"],
         ),
         md=TABLE1_FILES[1],
@@ -62,8 +62,9 @@ rule write_table1:
     conda:
         ANALYSIS_ENV
     params:
-        settings=lambda w: _figures.figure_settings("table1", S),
-        scale=lambda w: _figures.scale_line("table1", S),
+        settings=lambda w: figure_settings("table1"),
+        scale=lambda w: _figures.scale_line("table1", figure_settings("table1")),
+        caption=lambda w: figure_caption("table1"),
     script:
         "../scripts/table1.py"
 

@@ -76,7 +76,6 @@ rule review:
     params:
         results="results",
         out="results/review",
-        captions=str(REPO / "workflow" / "report"),
     script:
         "../scripts/review.py"
 
@@ -85,6 +84,7 @@ rule bundle:
     input:
         manifest=rules.manifest.output,
         config=os.path.relpath(REPO / "config.yaml"),
+        preset=os.path.relpath(_settings.preset_file(S["preset"])),
         pins=ENV_PINS,
     output:
         "results/bundle.tar.gz",
@@ -95,6 +95,5 @@ rule bundle:
     params:
         results=lambda wildcards, output: os.path.dirname(output[0]),
         settings=lambda wildcards: S,
-        presets=str(REPO / "workflow" / "presets"),
     script:
         "../scripts/bundle.py"

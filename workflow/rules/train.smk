@@ -8,8 +8,9 @@
 # tensor shapes together (icl_kmeans.train_stack, one GPU each on SLURM), or a bundle of small stacks
 # one after the other (studies.stack_jobs: a job start costs more than a short stack); Fig 17's runs, whose
 # wall-clock time is plotted, stay one job per seed (rule train) and are timed alone.
-# The device (config key `device`) is read by the job at run time, not a param: switching auto to cuda
-# reruns nothing. A finished run keeps a copy of its checkpoint in checkpoint.pt.resume, outside the
+# The device (config key `device`) is a resource of the jobs (TORCH_DEVICE), not a param: switching auto
+# to cuda reruns nothing. A pack or stack job gets its members' validation sets keyed by (run, seed)
+# (keyed_inputs). A finished run keeps a copy of its checkpoint in checkpoint.pt.resume, outside the
 # declared outputs: when Snakemake reruns a job (a seed added to a pack, a failed pack job whose outputs
 # it deleted), finished members are restored from it instead of being trained again.
 
@@ -41,6 +42,7 @@ if S["train_jobs"] in ("seed", "stack"):
         threads: 1
         resources:
             **GPU,
+            **TORCH_DEVICE,
             runtime=lambda w: training_gpu_resources([w.run])["runtime"],
             mem_mb=lambda w: training_gpu_resources([w.run])["mem_mb"],
         params:
@@ -70,9 +72,12 @@ if S["train_jobs"] == "pack":
             conda:
                 TORCH_ENV
             threads: 1
+            resources:
+                **TORCH_DEVICE,
             params:
                 runs=[(r, s) for r in _runs for s in SEEDS],
                 configs={r: ST.runs[r] for r in _runs},
+                val_files=keyed_inputs(val_files((r, s) for r in _runs for s in SEEDS)),
             script:
                 "../scripts/train.py"
 
@@ -83,7 +88,7 @@ for _name, _members in sorted(_STACKS.items()):
         name:
             f"train_stack_{_name}"
         input:
-            val=sorted({VAL.format(dist=dist_of(r), seed=s) for r, s in _members}),
+            val=sorted(set(val_files(_members).values())),
         output:
             **{
                 key: [pat.format(run=r, seed=s) for r, s in _members]
@@ -100,8 +105,10 @@ for _name, _members in sorted(_STACKS.items()):
         threads: 1
         resources:
             **training_gpu_resources([r for r, _ in _members]),
+            **TORCH_DEVICE,
         params:
             runs=_members,
             configs={r: ST.runs[r] for r in sorted({r for r, _ in _members})},
+            val_files=keyed_inputs(val_files(_members)),
         script:
             "../scripts/train.py"

@@ -6,6 +6,6 @@ with job(snakemake):
     from icl_kmeans.review.bundle import make_bundle
 
     p, i = snakemake.params, snakemake.input
-    info = make_bundle(snakemake.output[0], p.settings, config=i.config, pins=list(i.pins), presets_dir=p.presets,
+    info = make_bundle(snakemake.output[0], p.settings, config=i.config, pins=list(i.pins), preset_file=i.preset,
                        results=p.results, skip=list(snakemake.log))
     print(info, flush=True)

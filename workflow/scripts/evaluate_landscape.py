@@ -2,8 +2,9 @@
 
 from icl_kmeans.pipeline.job_context import job
 
-with job(snakemake, device=True) as device:  # the config's device, read at run time (not a param)
+with job(snakemake, device=True) as device:  # the config's device: a resource of the rule, not a param
     from icl_kmeans.pipeline import evaluation_jobs
 
-    p, i = snakemake.params, snakemake.input
-    evaluation_jobs.landscape(snakemake.wildcards.fig, p.spec, p.seed, i.checkpoints, i.testsets, snakemake.output[0], device=device)
+    p = snakemake.params
+    evaluation_jobs.landscape(snakemake.wildcards.fig, p.spec, p.seed, p.checkpoint_files, p.testset_files,
+                              snakemake.output[0], device=device)

@@ -18,6 +18,6 @@ with job(snakemake):
     from icl_kmeans.review.main import run_review
 
     p = snakemake.params
-    result = run_review(p.results, out=p.out, captions=p.captions, workers=snakemake.threads, echo=echo)
+    result = run_review(p.results, out=p.out, workers=snakemake.threads, echo=echo)
     if not result.ok:
         raise SystemExit(f"review failed: {len(result.problems)} integrity problems (listed above)")

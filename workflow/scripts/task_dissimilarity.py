@@ -5,5 +5,5 @@ from icl_kmeans.pipeline.job_context import job
 with job(snakemake):
     from icl_kmeans.pipeline import evaluation_jobs
 
-    evaluation_jobs.dissimilarity(snakemake.wildcards.fig, snakemake.params.spec, snakemake.input.testsets,
-                            snakemake.output[0])
+    evaluation_jobs.dissimilarity(snakemake.wildcards.fig, snakemake.params.spec, snakemake.params.testset_files,
+                                  snakemake.output[0])

@@ -1,9 +1,12 @@
 """Evaluation job bodies: each turns trained checkpoints and held-out task sets into one tidy,
-long-format Parquet table (explicit schema) for one figure."""
+long-format Parquet table (explicit schema) for one figure.
+
+The files come keyed as the workflow declared them (the rule's inputs): checkpoints by (run, seed),
+test sets by their id; a job never searches file names."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Mapping
 
 import pandas as pd
 import pyarrow as pa
@@ -29,25 +32,19 @@ def _split_model_key(key: str) -> tuple[str, str | None]:
     return curve, family or None
 
 
-def testset_file(testset_files, testset_id: str) -> str:
-    """The one file of testset_files named <testset_id>.pt (exact name: 'normal_...' is a substring of
-    'lognormal_...', and '..._t32' of '..._t320')."""
-    found = [f for f in testset_files if Path(f).name == f"{testset_id}.pt"]
-    if len(found) != 1:
-        raise ValueError(f"expected exactly one test set file named {testset_id}.pt among {list(testset_files)}, "
-                         f"found {len(found)}")
-    return found[0]
-
-
-def _checkpoint(checkpoints, run, seed):
-    return next(c for c in checkpoints if f"/{run}/seed{seed}/" in c)
+def input_file(files: Mapping, key, what: str) -> str:
+    """files[key], or a KeyError that names what is missing and what the job was given."""
+    if key not in files:
+        raise KeyError(f"no {what} {key!r} among this job's inputs {sorted(files, key=str)}")
+    return files[key]
 
 
 def _long(df: pd.DataFrame, id_vars: list, metrics: list) -> pd.DataFrame:
     return df.melt(id_vars=id_vars, value_vars=metrics, var_name="metric", value_name="value")
 
 
-def multistep(fig: str, spec: dict, seeds, checkpoints, testset_files, out, device="auto") -> None:
+def multistep(fig: str, spec: dict, seeds, checkpoints: Mapping, testset_files: Mapping, out, device="auto") -> None:
+    """checkpoints: (run, seed) -> file; testset_files: test set id -> file."""
     from ..evaluate import baseline_curve, multistep_curve
 
     dev = resolve_device(device)
@@ -58,8 +55,8 @@ def multistep(fig: str, spec: dict, seeds, checkpoints, testset_files, out, devi
     tasks_cache = {}
     for name, ts, key, run, seed in tqdm(jobs, desc=f"{fig} multi-step", mininterval=1.0):
         if name not in tasks_cache:
-            tasks_cache[name] = load_tasks(testset_file(testset_files, ts["id"]), device=dev)
-        model = model_from_checkpoint(_checkpoint(checkpoints, run, seed), device=dev)
+            tasks_cache[name] = load_tasks(input_file(testset_files, ts["id"], "test set"), device=dev)
+        model = model_from_checkpoint(input_file(checkpoints, (run, seed), "checkpoint"), device=dev)
         curve, fam = _split_model_key(key)
         for mode in spec["modes"]:
             df = multistep_curve(model, tasks_cache[name], spec["steps"], mode=mode)
@@ -79,18 +76,20 @@ def multistep(fig: str, spec: dict, seeds, checkpoints, testset_files, out, devi
     _write(df, MULTISTEP_SCHEMA, out)
 
 
-def landscape(fig: str, spec: dict, seed: int, checkpoints, testset_files, out, device="auto") -> None:
-    """Loss (Fig 3) or gap (Fig 5) surface around the trained parameters of the first seed."""
+def landscape(fig: str, spec: dict, seed: int, checkpoints: Mapping, testset_files: Mapping, out,
+              device="auto") -> None:
+    """Loss (Fig 3) or gap (Fig 5) surface around the trained parameters of the first seed.
+    checkpoints: (run, seed) -> file; testset_files: test set id -> file."""
     from ..landscape import gap_surface, loss_surface
 
     dev = resolve_device(device)
     frames = []
     for key, run in tqdm(spec["models"].items(), desc=f"{fig} surfaces"):
         curve, tag = _split_model_key(key)
-        model = model_from_checkpoint(_checkpoint(checkpoints, run, seed), device=dev)
+        model = model_from_checkpoint(input_file(checkpoints, (run, seed), "checkpoint"), device=dev)
         name = tag if spec["surface"] == "gap" else f"d={model.d}"
         ts = spec["testsets"][name]
-        tasks = load_tasks(testset_file(testset_files, ts["id"]), device=dev)
+        tasks = load_tasks(input_file(testset_files, ts["id"], "test set"), device=dev)
         kw = dict(resolution=spec["resolution"], seed=seed)
         if spec["surface"] == "loss":
             df = loss_surface(model, tasks, spec["tau"], spec["regularizer"], **kw)
@@ -105,10 +104,11 @@ def landscape(fig: str, spec: dict, seed: int, checkpoints, testset_files, out, 
     _write(pd.concat(frames, ignore_index=True), LANDSCAPE_SCHEMA, out)
 
 
-def dissimilarity(fig: str, spec: dict, testset_files, out) -> None:
+def dissimilarity(fig: str, spec: dict, testset_files: Mapping, out) -> None:
+    """testset_files: test set id -> file."""
     from ..dissimilarity import task_dissimilarity
 
-    sets = {fam: load_tasks(testset_file(testset_files, ts["id"])) for fam, ts in spec["testsets"].items()}
+    sets = {fam: load_tasks(input_file(testset_files, ts["id"], "test set")) for fam, ts in spec["testsets"].items()}
     df = task_dissimilarity(sets).assign(figure=fig)
     _write(df, DISSIMILARITY_SCHEMA, out)
 

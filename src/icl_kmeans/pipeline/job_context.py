@@ -14,21 +14,20 @@ def as_list(x) -> list:
     return [x] if isinstance(x, str) else list(x)
 
 
-def config_device(smk) -> str:
-    """The `device` setting (auto, cpu, cuda) the workflow was started with, resolved like the Snakefile
-    resolves it (schema default < preset < config.yaml and --config), from the job's own config."""
-    from pathlib import Path
-
-    from .settings import resolve
-
-    return resolve(dict(smk.config), Path(smk.scriptdir).parent)["device"]
+def job_device(smk) -> str:
+    """The device (auto, cpu, cuda: settings key `device`) the workflow gave this job as its resource
+    torch_device (common.smk): a resource, not a param, so that changing it reruns nothing."""
+    device = getattr(smk.resources, "torch_device", None)
+    if device is None:
+        raise ValueError(f"rule {smk.rule} computes with torch but has no torch_device resource "
+                         "(add **TORCH_DEVICE to its resources, workflow/rules/common.smk)")
+    return str(device)
 
 
 @contextlib.contextmanager
 def job(smk, device: bool = False):
-    """Runs a job body: logging, threads, provenance. device=True: the body computes on the config's
-    device, which is yielded (and recorded in the provenance) without being a param of the rule, so
-    that changing it reruns nothing."""
+    """Runs a job body: logging, threads, provenance. device=True: the body computes on the job's
+    device (job_device), which is yielded and recorded in the provenance."""
     threads = str(max(1, int(getattr(smk, "threads", 1) or 1)))
     # torch reads these when the job body imports it; plotting jobs never pay for importing torch.
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -45,7 +44,7 @@ def job(smk, device: bool = False):
     from .provenance import code_version, write_job_provenance
 
     code = code_version()  # once per job, at its start: the code that runs
-    requested = config_device(smk) if device else None
+    requested = job_device(smk) if device else None
     print(f"[{smk.rule}] started; threads={threads}; wildcards={dict(smk.wildcards.items())}", flush=True)
     try:
         yield requested

@@ -165,8 +165,8 @@ def output_scope(path: str, wildcards: dict, params: dict) -> dict:
     seeds = params.get("seeds") if isinstance(params.get("seeds"), list) else None
     scoped = params
     if run is not None and isinstance(params.get("configs"), dict) and run in params["configs"]:
-        # A pack job: the output of run R gets the params the seed-mode job of R has (its config).
-        scoped = {k: v for k, v in params.items() if k not in ("configs", "runs")}
+        # A pack or stack job: the output of run R gets the params the seed-mode job of R has (its config).
+        scoped = {k: v for k, v in params.items() if k not in ("configs", "runs", "val_files")}
         scoped["config"] = params["configs"][run]
     return {"run": run, "seed": int(seed) if seed is not None else None,
             "seeds": [int(s) for s in seeds] if seeds else None, "config_digest": digest(scoped), "params": scoped}

@@ -1,9 +1,16 @@
-"""Resolve the pipeline configuration: preset values, overridden by config.yaml and --config,
-validated against workflow/schemas/config.schema.yaml with errors that name key, value and what
-is allowed. No torch import."""
+"""Resolve the pipeline configuration: a preset's values, overridden by config.yaml and --config,
+validated against the schema with errors that name key, value and what is allowed. No torch import.
+
+The schema (types, ranges, descriptions) and the presets (values) are package data, in
+icl_kmeans/pipeline/config/: config.schema.yaml and presets/<preset>.yaml. The workflow, the figures'
+scale lines and the review read them from the installed package, wherever it runs.
+"""
 
 from __future__ import annotations
 
+import copy
+import functools
+from importlib import resources
 from pathlib import Path
 
 import jsonschema
@@ -11,6 +18,8 @@ import yaml
 
 
 SUBSET_SEEDS = 3  # seeds of a subset run unless `seeds` is given (the paper's first three)
+DEFAULT_PRESET = "quick"  # when config.yaml and --config name none
+CONFIG_DIR = resources.files(__package__) / "config"
 
 
 class ConfigError(ValueError):
@@ -68,24 +77,45 @@ def coerce_cli(config: dict, schema: dict) -> dict:
     return config
 
 
-def load_schema(workflow_dir: Path) -> dict:
-    return yaml.safe_load((Path(workflow_dir) / "schemas" / "config.schema.yaml").read_text())
+def schema_file() -> Path:
+    """config.schema.yaml, the package's file (a path: Snakemake's and jsonschema's tools read paths)."""
+    return Path(str(CONFIG_DIR / "config.schema.yaml"))
 
 
-def resolve(config: dict, workflow_dir: str | Path) -> dict:
-    """Settings = schema defaults < preset file < explicit keys of config (config.yaml, --config).
-    config's values are typed in place first (coerce_cli)."""
-    workflow_dir = Path(workflow_dir)
-    schema = load_schema(workflow_dir)
+def preset_file(preset: str) -> Path:
+    return Path(str(CONFIG_DIR / "presets" / f"{preset}.yaml"))
+
+
+@functools.lru_cache(maxsize=None)
+def _load_yaml(path: Path) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def load_schema() -> dict:
+    return _load_yaml(schema_file())
+
+
+def load_preset(preset: str) -> dict:
+    """A preset's values, as its file has them (a copy), validated and checked to set every key."""
+    schema = load_schema()
+    values = copy.deepcopy(_load_yaml(preset_file(preset)))
+    where = f"preset {preset} (icl_kmeans/pipeline/config/presets/{preset}.yaml)"
+    validate(values, schema, where)
+    missing = sorted(set(schema["properties"]) - set(values) - {"preset"})
+    if missing:
+        raise ConfigError(f"invalid configuration ({where}): it does not set {missing}; a preset sets every key")
+    return values
+
+
+def resolve(config: dict) -> dict:
+    """Settings = the preset's values < explicit keys of config (config.yaml, --config). config's values
+    are typed in place first (coerce_cli)."""
+    schema = load_schema()
     coerce_cli(config, schema)
     validate(config, schema, "config.yaml and --config")
-    preset = config.get("preset", schema["properties"]["preset"]["default"])
-    preset_values = yaml.safe_load((workflow_dir / "presets" / f"{preset}.yaml").read_text())
-    validate(preset_values, schema, f"workflow/presets/{preset}.yaml")
-    settings = {k: v["default"] for k, v in schema["properties"].items()}
-    settings.update(preset_values)
-    settings.update(config)
-    settings["preset"] = preset
+    preset = config.get("preset", DEFAULT_PRESET)
+    merged = {**load_preset(preset), **config, "preset": preset}
+    settings = {k: merged[k] for k in schema["properties"]}  # in the schema's order, as recorded before
     settings["overrides"] = sorted(k for k in config if k != "preset")
     if settings.get("subset") and "seeds" not in config:  # a subset trains the preset's first seeds
         settings["seeds"] = settings["seeds"][:SUBSET_SEEDS]

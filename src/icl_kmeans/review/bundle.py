@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ..atomic import atomic_write
 from .manifest import PARQUET, ManifestError, read
+from ..pipeline import settings as settings_mod
 from ..pipeline.provenance import RESULTS, code_version, sha256_file
 from .verify import verify
 
@@ -66,9 +67,10 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mtime: float) -> No
     tar.addfile(info, io.BytesIO(data))
 
 
-def make_bundle(out, settings: dict, config="config.yaml", pins=(), presets_dir="workflow/presets",
-                results=RESULTS, skip=()) -> dict:
-    """Verifies results against the manifest, then writes the bundle. Returns BUNDLE.json's content."""
+def make_bundle(out, settings: dict, config="config.yaml", pins=(), preset_file=None, results=RESULTS,
+                skip=()) -> dict:
+    """Verifies results against the manifest, then writes the bundle. Returns BUNDLE.json's content.
+    preset_file: the file of the preset the results were made with (default: the package's)."""
     results = Path(results)
     manifest, meta = read(results)
     findings = verify(manifest, meta, results)
@@ -77,6 +79,7 @@ def make_bundle(out, settings: dict, config="config.yaml", pins=(), presets_dir=
                             + "\n  ".join(str(f) for f in findings))
     now = time.time()
     preset = settings.get("preset", "quick")
+    preset_file = Path(preset_file) if preset_file is not None else settings_mod.preset_file(preset)
     info = {
         "created": _dt.datetime.fromtimestamp(now, tz=_dt.timezone.utc).isoformat(timespec="seconds"),
         "code": code_version(), "manifest_sha256": sha256_file(results / PARQUET), "artifacts": len(manifest),
@@ -98,7 +101,6 @@ def make_bundle(out, settings: dict, config="config.yaml", pins=(), presets_dir=
             _add_bytes(tar, f"{base}/packages.txt", installed_packages().encode(), now)
             if Path(config).is_file():
                 tar.add(config, arcname=f"{base}/config.yaml")
-            preset_file = Path(presets_dir) / f"{preset}.yaml"
             if preset_file.is_file():
                 tar.add(preset_file, arcname=f"{base}/presets/{preset_file.name}")
             for pin in pins:

@@ -65,7 +65,7 @@ def claims_markdown(df: pd.DataFrame) -> str:
                           cell=lambda v: "" if v is None or (isinstance(v, float) and v != v) else str(v))
 
 
-def run_review(results=RESULTS, out=None, captions="workflow/report", workers: int = 1, echo=None,
+def run_review(results=RESULTS, out=None, workers: int = 1, echo=None,
                recompute: int | None = None, recompute_seed: int | None = None,
                retrain_steps: int | None = None) -> ReviewResult:
     """The review. `echo(line)` receives the summary lines (default: print). `recompute` = N also evaluates N
@@ -118,7 +118,7 @@ def run_review(results=RESULTS, out=None, captions="workflow/report", workers: i
     ok = not problems
     report = write_report(out / "report.html", manifest=manifest, meta=meta, manifest_sha=manifest_sha,
                           findings=findings, notes=notes, comparisons=comparisons, claims=claims,
-                          figures_dir=results / "figures", report_dir=captions, current_code=code_version(),
+                          figures_dir=results / "figures", current_code=code_version(),
                           verdict=ok, results=results, recomputed=recomputed if recompute is not None else None)
     echo("claims:")
     for r in claims.itertuples():
@@ -141,7 +141,6 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("review", help="verify, rebuild, check the claims, write the report")
     r.add_argument("--results", default=RESULTS)
-    r.add_argument("--captions", default=None, help="figure captions (default: workflow/report of this checkout)")
     r.add_argument("--workers", type=int, default=1)
     r.add_argument("--recompute", type=int, default=None, metavar="N",
                    help="evaluate N random committed evaluation cells again from the checkpoints and retrain the first "
@@ -166,10 +165,9 @@ def main(argv=None) -> int:
 
         unpack(a.bundle, a.dest)
         return 0
-    captions = Path(a.captions).resolve() if a.captions else Path(__file__).resolve().parents[3] / "workflow" / "report"
     if a.workdir:
         os.chdir(a.workdir)
-    return 0 if run_review(a.results, captions=captions, workers=a.workers, recompute=a.recompute,
+    return 0 if run_review(a.results, workers=a.workers, recompute=a.recompute,
                            recompute_seed=a.recompute_seed, retrain_steps=a.retrain_steps).ok else 1
 
 

@@ -5,8 +5,8 @@ captions, so `snakemake --report` works in the workdir that ran the pipeline. Bu
 Snakemake's metadata in .snakemake/, which a bundle does not carry (a reviewer who unpacks the results
 in a fresh clone has none), and it has no place for the integrity checks, the rebuild comparison or the
 claims. This report is built from the manifest, which travels with the results, embeds every figure
-as a base64 PNG (one file, no assets), and uses the same captions (workflow/report/*.rst, rendered
-with the same Jinja variable `snakemake.params.scale`).
+as a base64 PNG (one file, no assets), and uses the same captions (the package's icl_kmeans/pipeline/captions/*.rst,
+rendered with the same Jinja variable `snakemake.params.scale`).
 """
 
 from __future__ import annotations
@@ -119,10 +119,11 @@ def package_summary(manifest: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str, findings, notes, comparisons,
-                 claims: pd.DataFrame, figures_dir, report_dir, current_code: dict, verdict: bool,
+                 claims: pd.DataFrame, figures_dir, current_code: dict, verdict: bool,
                  results="results", recomputed=None) -> Path:
+    from ..pipeline.captions import has_template as has_caption, template as caption_template
     from ..pipeline.figures import caption_line, scale_line
-    from ..pipeline.studies import FIGURES
+    from ..pipeline.studies import FIGURES, build as build_studies
 
     settings = meta.get("settings", {})
     now = _dt.datetime.now(tz=_dt.timezone.utc).isoformat(timespec="seconds")
@@ -154,19 +155,21 @@ def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str,
                  "are findings about the run: a FAIL at quick or smoke scale says the small run does not "
                  "reproduce the claim, not that the artifacts are wrong.</p>")
 
-    report_dir = Path(report_dir)
-
     def scale_of(fig: str) -> str:
         try:
             return scale_line(fig, settings)
         except Exception:  # noqa: BLE001 -- settings of an older run
             return f"{preset} preset"
 
+    try:  # once, for every caption's panel line
+        studies = build_studies(settings)
+    except Exception:  # noqa: BLE001 -- settings of an older run: the captions go without the panel line
+        studies = None
+
     def captions(fig: str) -> str:
-        cap_file = report_dir / f"{fig}.rst"
-        template = cap_file.read_text() if cap_file.is_file() else ""
+        template = caption_template(fig) if has_caption(fig) else ""
         try:
-            panels = caption_line(fig, settings) if fig != "table1" else ""
+            panels = caption_line(fig, settings, studies) if fig != "table1" and studies is not None else ""
         except Exception:  # noqa: BLE001 -- settings of an older run: the caption goes without the panel line
             panels = ""
         return render_caption(template, scale_of(fig), settings, fig, panels) if template else f"<p>{_e(scale_of(fig))}</p>"

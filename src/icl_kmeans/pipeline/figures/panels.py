@@ -52,13 +52,14 @@ def _ms(curves: dict) -> str:
     return "/".join(str(m) for m in sorted(set(curves.values()), reverse=True))
 
 
-def caption_line(fig: str, s: dict) -> str:
+def caption_line(fig: str, s: dict, studies=None) -> str:
     """One or two sentences for the figure's caption: its panels that can reproduce the paper at this
     scale (every curve trained for a long cell's M, or the preset's M when it has no long cells), the
-    panels that only check the pipeline, and the panels that mix both (which curves are long)."""
+    panels that only check the pipeline, and the panels that mix both (which curves are long).
+    studies: the Studies built from s (the workflow's); built here from s when not given (the review)."""
     if fig not in TRAINING + MULTISTEP + LANDSCAPE:
         return "No trained models: the training length plays no part in this figure."
-    panels = _panels(fig, studies_mod.build(s))
+    panels = _panels(fig, studies if studies is not None else studies_mod.build(s))
     if not panels:
         return "This run draws no panel of this figure."
     if not s.get("headline_cells"):

@@ -1,14 +1,11 @@
 """The scale line every figure carries under its title: the preset, its seeds, steps, sizes and
-training, and the paper's scale for comparison (read from workflow/presets/paper.yaml, resolved like
-any preset, so the two never disagree), so that a quick figure is never mistaken for the paper's.
+training, and the paper's scale for comparison (the paper preset's settings, so the two never
+disagree), so that a quick figure is never mistaken for the paper's.
 
 Pure Python: Snakemake imports scale_line and figure_settings while it parses the workflow.
 """
 
 from __future__ import annotations
-
-import functools
-from pathlib import Path
 
 from .. import settings as settings_mod
 from ..figure_registry import TRAINED_KINDS, figure, ids
@@ -16,7 +13,6 @@ from ..subset import describe as describe_subset
 
 TRAINING, MULTISTEP, LANDSCAPE = ids("training"), ids("multistep"), ids("landscape")
 
-WORKFLOW_DIR = Path(__file__).resolve().parents[4] / "workflow"  # the checkout's workflow/ (presets, schema)
 # How a run was trained (settings key `training`; a missing key means plain, the choice before the key existed).
 TRAINING_NAMES = {"plain": "plain Adam",
                   "reference": "reference training (plateau, bias, dropout 0.01)"}
@@ -31,17 +27,9 @@ def kind(fig: str) -> str:
     return figure(fig).kind
 
 
-@functools.lru_cache(maxsize=None)
-def _paper(workflow_dir: Path) -> dict:
-    if not (workflow_dir / "presets" / "paper.yaml").is_file():
-        raise FileNotFoundError(f"{workflow_dir / 'presets' / 'paper.yaml'} is missing: the scale lines quote the "
-                                "paper preset of the checkout this package runs from")
-    return settings_mod.resolve({"preset": "paper"}, workflow_dir)
-
-
 def paper_settings() -> dict:
-    """The paper's scale: the resolved settings of workflow/presets/paper.yaml (a copy)."""
-    return dict(_paper(WORKFLOW_DIR))
+    """The paper's scale: the resolved settings of the paper preset (the package's presets/paper.yaml)."""
+    return settings_mod.resolve({"preset": "paper"})
 
 
 def _list(v) -> str:
@@ -109,14 +97,18 @@ def scale_line(fig: str, settings: dict) -> str:
         seeds = settings["seeds"] if isinstance(settings["seeds"], int) else ", ".join(map(str, settings["seeds"]))
         line = (f"{where}, subset: {describe_subset(settings['subset'])} (seeds {seeds}): "
                 + ", ".join(_scale_parts(fig, settings)))
-    if preset != "paper":
-        line += " [paper: " + ", ".join(_scale_parts(fig, paper_settings())) + "]"
+    if preset != "paper":  # the workflow passes the paper's settings in; settings recorded without them read the preset
+        line += " [paper: " + ", ".join(_scale_parts(fig, settings.get("paper") or paper_settings())) + "]"
     overrides = [k for k in settings.get("overrides") or [] if k not in ("subset", "subset_dir")]
     if overrides:
         line += "; overridden: " + ", ".join(overrides)
     return line
 
 
-def figure_settings(fig: str, settings: dict) -> dict:
-    """The settings a figure's scale line needs (the plot rule's params; nothing else reruns it)."""
-    return {k: settings[k] for k in SCALE_KEYS if k in settings}
+def figure_settings(fig: str, settings: dict, paper: dict | None = None) -> dict:
+    """The settings a figure's scale line needs (the plot rule's params; nothing else reruns it): those
+    of the run and, below "paper", the paper preset's (paper: its resolved settings, read when not given)."""
+    out = {k: settings[k] for k in SCALE_KEYS if k in settings}
+    if settings.get("preset") != "paper":
+        out["paper"] = {k: v for k, v in (paper or paper_settings()).items() if k in SCALE_KEYS}
+    return out
