@@ -15,16 +15,14 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from icl_kmeans.pipeline import aggregate as agg
 from icl_kmeans.pipeline import figure_registry, figures, studies, table1
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_aggregate import paths, smoke_settings, training_fixture, write_eval  # noqa: E402
+from figure_tables import aggregated_tables  # noqa: E402
+from test_aggregate import smoke_settings  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-# Four facets of these suffice (test time); fig2 and fig17 keep all, several blocks of rows.
-TRIM = ("fig4", "fig10", "fig11", "fig13", "fig14", "fig15", "fig16")
 
 
 @pytest.fixture(scope="module")
@@ -40,20 +38,7 @@ def registry(settings):
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory, registry):
     """fig -> aggregated table (DataFrame) for every figure, built by the real aggregation code."""
-    root = tmp_path_factory.mktemp("runs")
-    out = {}
-    for fig in studies.FIGURES + ("table1",):
-        target = root / "tables" / f"{fig}.parquet"
-        if fig in registry.training:
-            curves = training_fixture(root, fig, registry, seeds=(1, 2, 3), diverged="first",
-                                      trim=4 if fig in TRIM else 0)
-            agg.aggregate(fig, target, curves=curves, seeds=[1, 2, 3], paths=paths(root))
-        else:
-            source = figure_registry.figure(fig).evaluation  # fig18 draws fig8's
-            src = write_eval(root / "eval" / f"{source}.parquet", source, registry.evaluations[source])
-            agg.aggregate(fig, target, source=src)
-        out[fig] = pq.read_table(target).to_pandas()
-    return out
+    return aggregated_tables(tmp_path_factory.mktemp("runs"), registry)
 
 
 @pytest.mark.parametrize("fig", studies.FIGURES)
@@ -116,7 +101,7 @@ def test_a_family_grid_of_one_trained_column_draws_that_column(tmp_path, tables,
     one = df[df["run"].isna() | (df["train_family"] == "cauchy")]
     figure = figures.draw(fig, one, figures.figure_settings(fig, settings))
     titles = {ax.get_title() for ax in figure.axes} - {""}
-    assert titles == {"trained on cauchy"}
+    assert titles == {"trained on\ncauchy"}
     n_tests = df["testset"].nunique()
     assert len([ax for ax in figure.axes if ax.lines]) == n_tests
     figures.plot(fig, one, tmp_path / "x.pdf", tmp_path / "x.png", figures.figure_settings(fig, settings))
@@ -289,8 +274,8 @@ def test_a_panel_whose_runs_all_diverged_says_no_false_M_and_shows_its_one_point
                                                                           diverged_step=2)
     figure = figures.draw("fig10", pd.concat([ok, bad], ignore_index=True), s)
     titles = [ax.get_title() for ax in figure.axes if ax.get_title()]
-    assert titles == [f"d=4\n(M={s['steps']}, before the learning transition)", "d=32"], titles
-    val_line = figure.axes[3].lines[0]
+    assert titles == [f"d=4\n(short: M={s['steps']})", "d=32\n(every run diverged)"], titles
+    val_line = [ln for ln in figure.axes[3].lines if ln.get_label() == "OH:L2"][0]
     assert len(val_line.get_xdata()) == 1 and val_line.get_marker() == "o"
 
 
@@ -309,10 +294,11 @@ def test_short_curves_are_drawn_faint_and_their_panels_say_so():
     figure = figures.draw("fig10", pd.concat([short, long_l2, short_ne, long_only], ignore_index=True), s)
     top = [ax for ax in figure.axes if ax.get_title()]
     assert [ax.get_title() for ax in top] == [
-        "d=4\n(M=150, before the learning transition)",
+        "d=4\n(short: M=150)",
         "d=16 (M=3000)",
-        "d=32\n(L2: M=2000; NE: M=150, faint)"]
-    alphas = {ax.get_title(): {ln.get_label(): ln.get_alpha() for ln in ax.lines} for ax in top}
+        "d=32\nL2: M=2000\nNE: M=150, faint"]
+    alphas = {ax.get_title(): {ln.get_label(): ln.get_alpha() for ln in ax.lines if not ln.get_label().startswith("_")}
+              for ax in top}
     assert alphas[top[0].get_title()] == {"OH:L2": FAINT}
     assert alphas[top[1].get_title()] == {"OH:L2": 1.0}
     assert alphas[top[2].get_title()] == {"OH:L2": 1.0, "OH:NE": FAINT}

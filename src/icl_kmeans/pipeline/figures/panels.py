@@ -30,6 +30,7 @@ def is_short(m: int | None, fig: str, s: dict) -> bool:
 
 
 def short_title(m: int) -> str:
+    """How a caption names the short runs; a panel's title says "(short: M=150)", its background grey."""
     return f"M={m}, {SHORT_NOTE}"
 
 
