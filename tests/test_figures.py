@@ -201,11 +201,11 @@ def test_captions_exist_and_render(settings):
     from docutils.core import publish_parts
 
     for fig in studies.TARGETS:
-        path = REPO / "workflow/report" / f"{fig}.rst"
-        assert path.exists(), path
+        template = figure_registry.caption_template(fig, REPO / "workflow/report")
+        assert template, fig
         panels = figures.caption_line(fig, settings) if fig != "table1" else ""
         params = type("P", (), {"scale": figures.scale_line(fig, settings), "panels": panels})
-        text = jinja2.Environment().from_string(path.read_text()).render(snakemake=type("S", (), {"params": params}))
+        text = jinja2.Environment().from_string(template).render(snakemake=type("S", (), {"params": params}))
         assert "smoke preset" in text and panels in text
         with warnings.catch_warnings():  # Snakemake's own call (writer_name) is deprecated in docutils 0.22
             warnings.simplefilter("ignore", PendingDeprecationWarning)
@@ -353,3 +353,52 @@ def test_a_figure_registered_in_the_registry_alone_draws(tmp_path, tables, setti
     assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 5000
     drawn = figures.draw(row.id, tables["fig6"], figures.figure_settings(row.id, settings))
     assert drawn._suptitle.get_text() == "Throw-away figure"
+
+
+def plot_final_objective(df, settings, fig_id):
+    """The worked example's plotter (docs/pipeline.md, "Adding a figure"): the mean log objective at the last
+    step t, one bar per curve, naive and re-embed side by side."""
+    import matplotlib.pyplot as plt
+
+    from icl_kmeans.pipeline.figures.common import PAGE_WIDTH, PALETTE, curve_order, finish
+
+    last = df[(df["metric"] == "log_objective") & (df["t"] == df["t"].max())]
+    figure, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.2), squeeze=False)
+    for ax, mode in zip(axes[0], ("naive", "reembed")):
+        rows = last[(last["mode"] == mode) | last["run"].isna()]
+        medians = rows.groupby("curve")["value"].median()
+        order = curve_order(medians.index)
+        ax.bar(range(len(order)), [medians[c] for c in order], color=[PALETTE[c] for c in order])
+        ax.set_xticks(range(len(order)), order, rotation=30)
+        ax.set_title(mode)
+        ax.set_xlabel("curve")
+        ax.set_ylabel("mean log objective at the last t")
+    finish(figure, fig_id, settings)
+    return figure
+
+
+def test_adding_a_figure_takes_a_registry_row_and_a_plotter(tmp_path, tables, settings, monkeypatch):
+    """docs/pipeline.md's worked example: a new figure over an existing evaluation (Fig 6's) is a registry row
+    with its caption, and a plot function; nothing else. It draws at smoke scale, passes the layout check,
+    and its caption is the row's, with the scale and panel lines filled in as the plot rule does."""
+    from icl_kmeans.pipeline.figures import multistep
+    from icl_kmeans.pipeline.figures.layout import layout_defects
+
+    monkeypatch.setattr(multistep, "plot_final_objective", plot_final_objective, raising=False)
+    row = figure_registry.Figure(
+        "fig_final", "multistep", "multistep.plot_final_objective",
+        "Final objective of Figure 6's models (an example)", evaluation="fig6",
+        caption="The mean log objective at the last step of Figure 6's models.\n\n"
+                "Scale: {{ snakemake.params.scale }}.\n\n{{ snakemake.params.panels }}\n")
+    monkeypatch.setitem(figure_registry.BY_ID, row.id, row)
+    s = figures.figure_settings(row.id, settings)
+    figures.plot(row.id, tables["fig6"], tmp_path / "f.pdf", tmp_path / "f.png", s)
+    assert (tmp_path / "f.png").read_bytes()[:8] == PNG_MAGIC
+    figure = figures.draw(row.id, tables["fig6"], s)
+    assert layout_defects(figure) == []
+    assert figure._suptitle.get_text() == "Final objective of Figure 6's models (an example)"
+    template = figure_registry.caption_template(row.id, REPO / "workflow" / "report")
+    assert template == row.caption  # no workflow/report/fig_final.rst needed
+    caption = template.replace("{{ snakemake.params.scale }}", figures.scale_line(row.id, settings)).replace(
+        "{{ snakemake.params.panels }}", figures.caption_line(row.id, settings))
+    assert "smoke preset: " in caption and "{{" not in caption

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
+from icl_kmeans.pipeline import figure_registry as _figure_registry
 from icl_kmeans.pipeline import figures as _figures
 from icl_kmeans.pipeline import settings as _settings
 from icl_kmeans.pipeline import slurm_resources as _slurm_resources
@@ -117,8 +118,8 @@ BENCHMARKS = "results/benchmarks"
 
 
 def figure_caption(fig):
-    """workflow/report/<fig>.rst with the figure's scale line and panel line filled in (the report's caption)."""
-    template = (REPO / "workflow" / "report" / f"{fig}.rst").read_text()
+    """The figure's caption (registry row or workflow/report/<fig>.rst) with its scale and panel lines filled in."""
+    template = _figure_registry.caption_template(fig, REPO / "workflow" / "report")
     return template.replace(
         "{{ snakemake.params.scale }}", _figures.scale_line(fig, S)
     ).replace("{{ snakemake.params.panels }}", _figures.caption_line(fig, S))

@@ -1,13 +1,17 @@
 """The paper's figures and Table 1, one row each: the table the pipeline iterates over.
 
 studies (FIGURES, TARGETS, which runs train alone), the figure modules (kind, title, plotter,
-the time axis), the aggregation, the subsets and the tests read it. What a figure's runs and
-evaluation are is still written in studies.build, and its caption in workflow/report/<id>.rst. Pure Python: Snakemake imports it while it parses the workflow.
+the time axis), the aggregation, the subsets, the plot rule and the review's captions (caption_template)
+and the tests read it. What a figure's runs and evaluation are is still written in studies.build (a
+figure that draws an existing evaluation, like fig18, needs nothing there); its caption is the row's
+`caption`, or workflow/report/<id>.rst for the rows that leave it empty. docs/pipeline.md ("Adding a
+figure") has a worked example. Pure Python: Snakemake imports it while it parses the workflow.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 KINDS = ("training", "multistep", "landscape", "dissimilarity", "profile")
 TRAINED_KINDS = ("training", "multistep", "landscape")  # kinds that draw trained models
@@ -22,6 +26,9 @@ class Figure:
     evaluation: str | None  # the id of the evaluation table it draws (fig18: fig8's); None: training curves
     plot_options: tuple = ()  # keyword arguments of the plotter, as (name, value) pairs
     timed_alone: bool = False  # its x-axis is per-run wall-clock time: its runs train alone, never stacked
+    # the report's caption (reStructuredText; {{ snakemake.params.scale }} and {{ snakemake.params.panels }}
+    # are filled in); empty: workflow/report/<id>.rst
+    caption: str = ""
 
 
 TABLE = (
@@ -109,3 +116,13 @@ def ids(kind: str | None = None, drawn: bool | None = None) -> tuple[str, ...]:
     """The ids in table order, of one kind and/or only those the figure modules draw (drawn=True)."""
     return tuple(f.id for f in TABLE if (kind is None or f.kind == kind)
                  and (drawn is None or (f.plotter is not None) == drawn))
+
+
+def caption_template(fig_id: str, report_dir) -> str:
+    """The caption of fig_id before its scale and panel lines are filled in: the registry row's caption, or
+    report_dir/<id>.rst; "" where neither exists."""
+    row = figure(fig_id)
+    if row.caption:
+        return row.caption
+    path = Path(report_dir) / f"{fig_id}.rst"
+    return path.read_text() if path.is_file() else ""

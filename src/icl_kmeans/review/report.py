@@ -121,6 +121,7 @@ def package_summary(manifest: pd.DataFrame) -> pd.DataFrame:
 def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str, findings, notes, comparisons,
                  claims: pd.DataFrame, figures_dir, report_dir, current_code: dict, verdict: bool,
                  results="results", recomputed=None) -> Path:
+    from ..pipeline.figure_registry import caption_template
     from ..pipeline.figures import caption_line, scale_line
     from ..pipeline.studies import FIGURES
 
@@ -163,8 +164,10 @@ def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str,
             return f"{preset} preset"
 
     def captions(fig: str) -> str:
-        cap_file = report_dir / f"{fig}.rst"
-        template = cap_file.read_text() if cap_file.is_file() else ""
+        try:
+            template = caption_template(fig, report_dir)
+        except ValueError:  # a figure of an older run that the registry no longer has
+            template = ""
         try:
             panels = caption_line(fig, settings) if fig != "table1" else ""
         except Exception:  # noqa: BLE001 -- settings of an older run: the caption goes without the panel line
