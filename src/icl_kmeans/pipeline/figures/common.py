@@ -128,10 +128,7 @@ def draw_lines(ax, data: pd.DataFrame, x: str, y: str = "value", curves=None, ma
         if c in end_marks:
             ax.plot(b[x].iloc[-1:], b["median"].iloc[-1:], marker="o", ms=4, color=color, ls="", zorder=z + 1)
         ends[c] = (float(b[x].iloc[-1]), float(b["median"].iloc[-1]), c in faint)
-    if end_values and ends:  # room right of the curves; the labels are placed once the layout is final
-        lo = ax.get_xlim()[0]
-        x_max = max(e[0] for e in ends.values())
-        ax.set_xlim(lo, x_max + 0.25 * (x_max - lo))
+    if end_values and ends:  # placed once the layout is final (end_labels)
         ax.end_values = ends
 
 
@@ -143,6 +140,11 @@ def end_labels(ax, ends: dict) -> None:
 
     x_max = max(e[0] for e in ends.values())
     figure = ax.figure
+    # room for the labels right of the curves, inside the panel: the x-axis ends a label's width after x_max
+    width_pts = ax.get_position().width * figure.get_figwidth() * 72
+    need = min(0.45, (3.2 * FONT["note"]) / width_pts)  # "0.61" and a gap, as a fraction of the panel
+    lo = ax.get_xlim()[0]
+    ax.set_xlim(lo, x_max + (x_max - lo) * need / (1 - need))
     y0, y1 = ax.get_ylim()
     height_pts = ax.get_position().height * figure.get_figheight() * 72
     gap = 1.2 * FONT["note"] / height_pts * (y1 - y0)  # one line of text, in data units

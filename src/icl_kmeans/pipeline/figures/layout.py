@@ -3,7 +3,7 @@
 layout_defects(figure) lists, in words, every
     - text artist (titles, labels, tick labels, notes, legends, annotations) that extends past the canvas;
     - two text artists that overlap;
-    - note placed in an axes' coordinates that runs out of its axes (over the next panel);
+    - text of a panel (a note, a curve's end label, an annotation) that runs out of it (over the next panel);
     - axis with tick labels but no label, where no other axes of its row (y) or column (x) carries one;
     - colourbar without a label;
     - figure wider than a page (PAGE_WIDTH) or text smaller than MIN_FONT_PT at that size.
@@ -136,8 +136,8 @@ def layout_defects(figure) -> list[str]:
                 defects.append(f"{texts[i][0]} overlaps {texts[j][0]}")
     for ax in figure.axes:
         frame = ax.get_window_extent(renderer).padded(TOLERANCE_PX)
-        for t in ax.texts:
-            if _visible_text(t) and t.get_transform() is ax.transAxes:
+        for t in ax.texts:  # notes, end labels, annotations: inside their own panel
+            if _visible_text(t):
                 b = _box(t, renderer)
                 if b.x0 < frame.x0 or b.x1 > frame.x1 or b.y0 < frame.y0 or b.y1 > frame.y1:
                     defects.append(f"note {_named(t)} runs out of its panel")
