@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 KINDS = ("training", "multistep", "landscape", "dissimilarity", "profile")
 TRAINED_KINDS = ("training", "multistep", "landscape")  # kinds that draw trained models
@@ -29,6 +30,24 @@ class Figure:
     # the report's caption (reStructuredText; {{ snakemake.params.scale }} and {{ snakemake.params.panels }}
     # are filled in); empty: workflow/report/<id>.rst
     caption: str = ""
+
+
+class ModelKey(NamedTuple):
+    """Which model of an evaluation: its curve label and the group its figure draws it in (Fig 8/18: the
+    training family; Fig 3: "d=4"; Fig 5: the test family; "" for none). Evaluation specs hold it as the
+    string str(key), "OH:L2|cauchy" (the form their job parameters and run records have always had);
+    ModelKey.parse reads it back, so that no module splits the string itself."""
+
+    curve: str
+    group: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.curve}|{self.group}" if self.group else self.curve
+
+    @classmethod
+    def parse(cls, key: str) -> "ModelKey":
+        curve, _, group = str(key).partition("|")
+        return cls(curve, group)
 
 
 TABLE = (

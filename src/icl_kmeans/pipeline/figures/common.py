@@ -196,7 +196,7 @@ def finish(fig, fig_id: str, settings: dict, legend_curves=None, extra: str = ""
     import textwrap
 
     width = fig.get_figwidth()
-    title = "\n".join(textwrap.wrap(figure_title(fig_id, settings), int(width * 72 / (0.52 * FONT["title"]))))
+    title = "\n".join(textwrap.wrap(figure_title(fig_id, settings), int(width * 72 / (0.6 * FONT["title"]))))
     lines = [short_scale_line(fig_id, settings)] + ([extra] if extra else [])
     lines = [part for line in lines for part in textwrap.wrap(line, int(width * 72 / (0.56 * FONT["note"])))]
     h = fig.get_figheight()
@@ -209,7 +209,8 @@ def finish(fig, fig_id: str, settings: dict, legend_curves=None, extra: str = ""
     if legend_curves is not None:
         rows = legend(fig, legend_curves, top)
         top += rows * 0.2 + 0.04
-    fig.tight_layout(rect=(0, 0, 1, 1 - top / h), pad=0.3, h_pad=0.4, w_pad=0.3)
+    for _ in range(2):  # a second pass: the first can change tick labels, and with them the margins
+        fig.tight_layout(rect=(0, 0, 1, 1 - top / h), pad=0.3, h_pad=0.4, w_pad=0.3)
     for ax in fig.axes:
         if getattr(ax, "end_values", None):
             end_labels(ax, ax.end_values)

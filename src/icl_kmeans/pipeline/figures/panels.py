@@ -13,7 +13,7 @@ Pure Python: Snakemake and the review build captions from the settings alone.
 from __future__ import annotations
 
 from .. import studies as studies_mod
-from ..figure_registry import TRAINED_KINDS, figure
+from ..figure_registry import TRAINED_KINDS, ModelKey, figure
 from .common import facet_label
 
 SHORT_NOTE = "before the learning transition"
@@ -44,7 +44,7 @@ def _panels(fig: str, st) -> dict:
         return out
     spec = st.evaluations.get(fig) or st.evaluations.get(figure(fig).evaluation) or {}  # a row drawing another's
     for label, run in (spec.get("models") or {}).items():
-        curve, _, group = label.partition("|")  # Fig 8/18: trained on <family>; Figs 3, 5: d= / family
+        curve, group = ModelKey.parse(label)  # Fig 8/18: trained on <family>; Figs 3, 5: d= / family
         name = (f"trained on {group}" if fig in ("fig8", "fig18") else group) or "all panels"
         out.setdefault(name, {})[curve] = st.runs[run]["steps"]
     return out

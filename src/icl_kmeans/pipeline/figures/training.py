@@ -166,20 +166,26 @@ def _curves_named(curves: set, present: set) -> str:
 
 def _length_title(panel, where, fig_id, settings, timed) -> tuple[set, str]:
     """The curves of a panel trained for the preset's short M (drawn faint), and the panel title with
-    its M: `(M=3000)` for long runs, `(M=150, before the learning transition)` for short ones."""
+    its M: `(M=3000)` for long runs, `(short: M=150)` for short ones (a grey panel; the caption says
+    they stop before the learning transition). A panel whose facets are all in its block's row label
+    has only this for a title."""
     ms = curve_ms(panel)
     short = {c for c, m in ms.items() if is_short(m, fig_id, settings)}
     long_ms = sorted({m for c, m in ms.items() if c not in short}, reverse=True)
+
+    def below(note: str) -> str:
+        return f"{where}\n{note}" if where else note
+
     if not ms:  # every run diverged: no M reached; say so (Fig 11 at lr = 1)
-        return short, where + "\n(every run diverged)"
-    # short lines: a panel of a five-column figure is 1.2 in wide; the caption says what "short" means
+        return short, below("(every run diverged)")
+    # short lines: a panel of a five-column figure is 1.2 in wide
     if short and not long_ms:
-        return short, where + f"\n(short: M={max(ms[c] for c in short)})"
+        return short, below(f"(short: M={max(ms[c] for c in short)})")
     if short:  # e.g. Fig 4 at tau = 0.1: "L2: M=2000 / NE: M=150, faint"
-        return short, where + (f"\n{_curves_named(set(ms) - short, set(ms))}: M={'/'.join(map(str, long_ms))}"
-                               f"\n{_curves_named(short, set(ms))}: M={min(ms[c] for c in short)}, faint")
+        return short, below(f"{_curves_named(set(ms) - short, set(ms))}: M={'/'.join(map(str, long_ms))}\n"
+                            f"{_curves_named(short, set(ms))}: M={min(ms[c] for c in short)}, faint")
     if not timed and long_ms != [short_m(fig_id, settings)]:
-        where += f" (M={'/'.join(map(str, long_ms))})"
+        where = f"{where} (M={'/'.join(map(str, long_ms))})" if where else f"(M={'/'.join(map(str, long_ms))})"
     return short, where
 
 
