@@ -334,7 +334,7 @@ def test_a_narrow_figure_wraps_its_legend_inside_the_figure():
     from icl_kmeans.pipeline.figures.common import legend
 
     curves = ["OH:NE", "OH:L2", "BN:NE", "BN:L2"]
-    for width, rows in ((3.6, 2), (8.0, 1)):
+    for width, rows in ((2.7, 2), (3.6, 1), (8.0, 1)):
         fig = plt.figure(figsize=(width, 6))
         assert legend(fig, curves, 0.5) == rows
         fig.canvas.draw()
