@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ...emd_table import emd_matrix
-from .common import FAMILY_ORDER, FONT, PAGE_WIDTH, finish, require
+from .common import FAMILY_ORDER, PAGE_WIDTH, finish, require
 from .scale import points
 
 PAPER_N = 512  # the paper's points per task, at which its gap bounds (<= 0.5 normal, > 5 cauchy) were read
