@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 import warnings
-from importlib import resources
 from pathlib import Path
 
 import pandas as pd
@@ -15,17 +14,15 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from icl_kmeans.pipeline import aggregate as agg
 from icl_kmeans.pipeline import figure_registry, figures, studies, table1
 from icl_kmeans.pipeline import settings as settings_mod
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_aggregate import paths, smoke_settings, training_fixture, write_eval  # noqa: E402
+from figure_tables import aggregated_tables  # noqa: E402
+from test_aggregate import smoke_settings  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-# Four facets of these suffice (test time); fig2 and fig17 keep all, several blocks of rows.
-TRIM = ("fig4", "fig10", "fig11", "fig13", "fig14", "fig15", "fig16")
 
 
 @pytest.fixture(scope="module")
@@ -41,20 +38,7 @@ def registry(settings):
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory, registry):
     """fig -> aggregated table (DataFrame) for every figure, built by the real aggregation code."""
-    root = tmp_path_factory.mktemp("runs")
-    out = {}
-    for fig in studies.FIGURES + ("table1",):
-        target = root / "tables" / f"{fig}.parquet"
-        if fig in registry.training:
-            curves = training_fixture(root, fig, registry, seeds=(1, 2, 3), diverged="first",
-                                      trim=4 if fig in TRIM else 0)
-            agg.aggregate(fig, target, curves=curves, seeds=[1, 2, 3], paths=paths(root))
-        else:
-            source = figure_registry.figure(fig).evaluation  # fig18 draws fig8's
-            src = write_eval(root / "eval" / f"{source}.parquet", source, registry.evaluations[source])
-            agg.aggregate(fig, target, source=src)
-        out[fig] = pq.read_table(target).to_pandas()
-    return out
+    return aggregated_tables(tmp_path_factory.mktemp("runs"), registry)
 
 
 @pytest.mark.parametrize("fig", studies.FIGURES)
@@ -117,7 +101,7 @@ def test_a_family_grid_of_one_trained_column_draws_that_column(tmp_path, tables,
     one = df[df["run"].isna() | (df["train_family"] == "cauchy")]
     figure = figures.draw(fig, one, figures.figure_settings(fig, settings))
     titles = {ax.get_title() for ax in figure.axes} - {""}
-    assert titles == {"trained on cauchy"}
+    assert titles == {"trained on\ncauchy"}
     n_tests = df["testset"].nunique()
     assert len([ax for ax in figure.axes if ax.lines]) == n_tests
     figures.plot(fig, one, tmp_path / "x.pdf", tmp_path / "x.png", figures.figure_settings(fig, settings))
@@ -201,8 +185,8 @@ def test_fig1_shows_both_attentions(tables, settings):
     figure = figures.draw("fig1", tables["fig1"], figures.figure_settings("fig1", settings))
     titles = [ax.get_title() for ax in figure.axes if ax.get_title()]
     assert len(titles) == 8
-    assert sum("materialised n x n attention (as the paper timed)" in t for t in titles) == 4
-    assert sum("fused attention (this pipeline)" in t for t in titles) == 4
+    assert sum("materialised (as the paper)" in t for t in titles) == 4
+    assert sum("fused (this pipeline)" in t for t in titles) == 4
 
 
 def test_captions_exist_and_render(settings):
@@ -210,11 +194,11 @@ def test_captions_exist_and_render(settings):
     from docutils.core import publish_parts
 
     for fig in studies.TARGETS:
-        path = resources.files("icl_kmeans.pipeline.captions") / f"{fig}.rst"
-        assert path.is_file(), path
+        template = figure_registry.caption_template(fig)
+        assert template, fig
         panels = figures.caption_line(fig, settings) if fig != "table1" else ""
         params = type("P", (), {"scale": figures.scale_line(fig, settings), "panels": panels})
-        text = jinja2.Environment().from_string(path.read_text()).render(snakemake=type("S", (), {"params": params}))
+        text = jinja2.Environment().from_string(template).render(snakemake=type("S", (), {"params": params}))
         assert "smoke preset" in text and panels in text
         with warnings.catch_warnings():  # Snakemake's own call (writer_name) is deprecated in docutils 0.22
             warnings.simplefilter("ignore", PendingDeprecationWarning)
@@ -283,8 +267,9 @@ def test_a_panel_whose_runs_all_diverged_says_no_false_M_and_shows_its_one_point
                                                                           diverged_step=2)
     figure = figures.draw("fig10", pd.concat([ok, bad], ignore_index=True), s)
     titles = [ax.get_title() for ax in figure.axes if ax.get_title()]
-    assert titles == [f"d=4\n(M={s['steps']}, before the learning transition)", "d=32"], titles
-    val_line = figure.axes[3].lines[0]
+    assert titles == [f"(short: M={s['steps']})", "(every run diverged)"], titles
+    assert [figure.axes[i].get_ylabel().split("\n")[0] for i in (0, 2)] == ["d=4", "d=32"]  # the blocks' rows
+    val_line = [ln for ln in figure.axes[3].lines if ln.get_label() == "OH:L2"][0]
     assert len(val_line.get_xdata()) == 1 and val_line.get_marker() == "o"
 
 
@@ -303,10 +288,11 @@ def test_short_curves_are_drawn_faint_and_their_panels_say_so():
     figure = figures.draw("fig10", pd.concat([short, long_l2, short_ne, long_only], ignore_index=True), s)
     top = [ax for ax in figure.axes if ax.get_title()]
     assert [ax.get_title() for ax in top] == [
-        "d=4\n(M=150, before the learning transition)",
-        "d=16 (M=3000)",
-        "d=32\n(L2: M=2000; NE: M=150, faint)"]
-    alphas = {ax.get_title(): {ln.get_label(): ln.get_alpha() for ln in ax.lines} for ax in top}
+        "(short: M=150)",
+        "(M=3000)",
+        "L2: M=2000\nNE: M=150, faint"]
+    alphas = {ax.get_title(): {ln.get_label(): ln.get_alpha() for ln in ax.lines if not ln.get_label().startswith("_")}
+              for ax in top}
     assert alphas[top[0].get_title()] == {"OH:L2": FAINT}
     assert alphas[top[1].get_title()] == {"OH:L2": 1.0}
     assert alphas[top[2].get_title()] == {"OH:L2": 1.0, "OH:NE": FAINT}
@@ -341,7 +327,7 @@ def test_a_narrow_figure_wraps_its_legend_inside_the_figure():
     from icl_kmeans.pipeline.figures.common import legend
 
     curves = ["OH:NE", "OH:L2", "BN:NE", "BN:L2"]
-    for width, rows in ((3.6, 2), (8.0, 1)):
+    for width, rows in ((2.7, 2), (3.6, 1), (8.0, 1)):
         fig = plt.figure(figsize=(width, 6))
         assert legend(fig, curves, 0.5) == rows
         fig.canvas.draw()
@@ -361,3 +347,52 @@ def test_a_figure_registered_in_the_registry_alone_draws(tmp_path, tables, setti
     assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 5000
     drawn = figures.draw(row.id, tables["fig6"], figures.figure_settings(row.id, settings))
     assert drawn._suptitle.get_text() == "Throw-away figure"
+
+
+def plot_final_objective(df, settings, fig_id):
+    """The worked example's plotter (docs/pipeline.md, "Adding a figure"): the mean log objective at the last
+    step t, one bar per curve, naive and re-embed side by side."""
+    import matplotlib.pyplot as plt
+
+    from icl_kmeans.pipeline.figures.common import PAGE_WIDTH, PALETTE, curve_order, finish
+
+    last = df[(df["metric"] == "log_objective") & (df["t"] == df["t"].max())]
+    figure, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.2), squeeze=False)
+    for ax, mode in zip(axes[0], ("naive", "reembed")):
+        rows = last[(last["mode"] == mode) | last["run"].isna()]
+        medians = rows.groupby("curve")["value"].median()
+        order = curve_order(medians.index)
+        ax.bar(range(len(order)), [medians[c] for c in order], color=[PALETTE[c] for c in order])
+        ax.set_xticks(range(len(order)), order, rotation=30)
+        ax.set_title(mode)
+        ax.set_xlabel("curve")
+        ax.set_ylabel("mean log objective at the last t")
+    finish(figure, fig_id, settings)
+    return figure
+
+
+def test_adding_a_figure_takes_a_registry_row_and_a_plotter(tmp_path, tables, settings, monkeypatch):
+    """docs/pipeline.md's worked example: a new figure over an existing evaluation (Fig 6's) is a registry row
+    with its caption, and a plot function; nothing else. It draws at smoke scale, passes the layout check,
+    and its caption is the row's, with the scale and panel lines filled in as the plot rule does."""
+    from icl_kmeans.pipeline.figures import multistep
+    from icl_kmeans.pipeline.figures.layout import layout_defects
+
+    monkeypatch.setattr(multistep, "plot_final_objective", plot_final_objective, raising=False)
+    row = figure_registry.Figure(
+        "fig_final", "multistep", "multistep.plot_final_objective",
+        "Final objective of Figure 6's models (an example)", evaluation="fig6",
+        caption="The mean log objective at the last step of Figure 6's models.\n\n"
+                "Scale: {{ snakemake.params.scale }}.\n\n{{ snakemake.params.panels }}\n")
+    monkeypatch.setitem(figure_registry.BY_ID, row.id, row)
+    s = figures.figure_settings(row.id, settings)
+    figures.plot(row.id, tables["fig6"], tmp_path / "f.pdf", tmp_path / "f.png", s)
+    assert (tmp_path / "f.png").read_bytes()[:8] == PNG_MAGIC
+    figure = figures.draw(row.id, tables["fig6"], s)
+    assert layout_defects(figure) == []
+    assert figure._suptitle.get_text() == "Final objective of Figure 6's models (an example)"
+    template = figure_registry.caption_template(row.id)
+    assert template == row.caption  # no workflow/report/fig_final.rst needed
+    caption = template.replace("{{ snakemake.params.scale }}", figures.scale_line(row.id, settings)).replace(
+        "{{ snakemake.params.panels }}", figures.caption_line(row.id, settings))
+    assert "smoke preset: " in caption and "{{" not in caption

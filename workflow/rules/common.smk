@@ -5,7 +5,7 @@ import os
 import re
 from pathlib import Path
 
-from icl_kmeans.pipeline import captions as _captions
+from icl_kmeans.pipeline import figure_registry as _figure_registry
 from icl_kmeans.pipeline import figures as _figures
 from icl_kmeans.pipeline import settings as _settings
 from icl_kmeans.pipeline import slurm_resources as _slurm_resources
@@ -161,11 +161,11 @@ def figure_settings(fig):
 
 
 def figure_caption(fig):
-    """fig's caption (the package's captions/<fig>.rst) with its scale line and panel line filled in (the
-    caption of Snakemake's report)."""
+    """fig's caption (its registry row, or the package's captions/<fig>.rst) with its scale line and panel
+    line filled in (the caption of Snakemake's report)."""
     panels = _figures.caption_line(fig, S, ST)
     return (
-        _captions.template(fig)
+        _figure_registry.caption_template(fig)
         .replace(
             "{{ snakemake.params.scale }}",
             _figures.scale_line(fig, figure_settings(fig)),

@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 from ..atomic import atomic_write_parquet
 from ..checkpoint import model_from_checkpoint
 from ..device import resolve_device
+from .figure_registry import ModelKey
 from .schemas import DISSIMILARITY_SCHEMA, LANDSCAPE_SCHEMA, MULTISTEP_SCHEMA, PROFILE_SCHEMA
 from .taskfiles import load_tasks
 
@@ -28,7 +29,7 @@ def _write(df: pd.DataFrame, schema: pa.Schema, out) -> None:
 
 def _split_model_key(key: str) -> tuple[str, str | None]:
     """'OH:L2|cauchy' -> ('OH:L2', 'cauchy'); 'OH:L2' -> ('OH:L2', None)."""
-    curve, _, family = key.partition("|")
+    curve, family = ModelKey.parse(key)
     return curve, family or None
 
 

@@ -1,13 +1,17 @@
 """The paper's figures and Table 1, one row each: the table the pipeline iterates over.
 
 studies (FIGURES, TARGETS, which runs train alone), the figure modules (kind, title, plotter,
-the time axis), the aggregation, the subsets and the tests read it. What a figure's runs and
-evaluation are is still written in studies.build, and its caption in workflow/report/<id>.rst. Pure Python: Snakemake imports it while it parses the workflow.
+the time axis), the aggregation, the subsets, the plot rule and the review's captions (caption_template)
+and the tests read it. What a figure's runs and evaluation are is still written in studies.build (a
+figure that draws an existing evaluation, like fig18, needs nothing there); its caption is the row's
+`caption`, or the package's captions/<id>.rst for the rows that leave it empty. docs/pipeline.md ("Adding a
+figure") has a worked example. Pure Python: Snakemake imports it while it parses the workflow.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 KINDS = ("training", "multistep", "landscape", "dissimilarity", "profile")
 TRAINED_KINDS = ("training", "multistep", "landscape")  # kinds that draw trained models
@@ -22,6 +26,27 @@ class Figure:
     evaluation: str | None  # the id of the evaluation table it draws (fig18: fig8's); None: training curves
     plot_options: tuple = ()  # keyword arguments of the plotter, as (name, value) pairs
     timed_alone: bool = False  # its x-axis is per-run wall-clock time: its runs train alone, never stacked
+    # the report's caption (reStructuredText; {{ snakemake.params.scale }} and {{ snakemake.params.panels }}
+    # are filled in); empty: the package's captions/<id>.rst
+    caption: str = ""
+
+
+class ModelKey(NamedTuple):
+    """Which model of an evaluation: its curve label and the group its figure draws it in (Fig 8/18: the
+    training family; Fig 3: "d=4"; Fig 5: the test family; "" for none). Evaluation specs hold it as the
+    string str(key), "OH:L2|cauchy" (the form their job parameters and run records have always had);
+    ModelKey.parse reads it back, so that no module splits the string itself."""
+
+    curve: str
+    group: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.curve}|{self.group}" if self.group else self.curve
+
+    @classmethod
+    def parse(cls, key: str) -> "ModelKey":
+        curve, _, group = str(key).partition("|")
+        return cls(curve, group)
 
 
 TABLE = (
@@ -53,7 +78,7 @@ TABLE = (
            "Figure 9: earth-mover distance between tasks' squared point-to-initial-center distances",
            evaluation="fig9"),
     Figure("fig10", "training", "training.plot_training",
-           "Figure 10: tau sweep, k = 6",
+           "Figure 10: tau sweep (columns), k = 6, d (rows)",
            evaluation=None),
     Figure("fig11", "training", "training.plot_training",
            "Figure 11: learning-rate sweep, tau = 0.1, k = 6",
@@ -68,22 +93,23 @@ TABLE = (
            "Figure 14: d sweep, k = 6",
            evaluation=None),
     Figure("fig15", "training", "training.plot_training",
-           "Figure 15: k sweep (rows) x (d, tau) (columns)",
+           "Figure 15: k sweep (columns); parts (a)-(d): (d, tau)",
            evaluation=None),
     Figure("fig16", "training", "training.plot_training",
-           "Figure 16: task families (rows) x (k, tau) (columns), d = 32",
+           "Figure 16: task families (columns), d = 32; parts (a)-(d): (k, tau)",
            evaluation=None),
     Figure("fig17", "training", "training.plot_training",
            "Figure 17: L2, OH vs BN against wall-clock time, with gradient clipping",
            evaluation=None, timed_alone=True),
     Figure("fig18", "multistep", "multistep.plot_family_grid",
            "Figure 18: train family (column) x test family (row), multi-step re-embed, L2 (large)",
-           evaluation="fig8", plot_options=(("size", 3.8),)),
+           evaluation="fig8", plot_options=(("row_height", 1.55),)),
     Figure("fig19", "dissimilarity", "heatmaps.plot_dissimilarity",
            "Figure 19: earth-mover distance between tasks (large)",
            evaluation="fig19"),
     Figure("fig_em", "multistep", "multistep.plot_fig_em",
-           "Transformer vs Lloyd's vs EM on held-out normal mixtures (d = 32, k = 10; OH/BN re-embed, L2)",
+           "Beyond the paper (this project's extension): transformer vs Lloyd's vs EM on normal mixtures, "
+           "d = 32, k = 10",
            evaluation="fig_em"),
     Figure("table1", "profile", None,
            "Table 1: OH vs BN at d = 32",
@@ -108,3 +134,14 @@ def ids(kind: str | None = None, drawn: bool | None = None) -> tuple[str, ...]:
     """The ids in table order, of one kind and/or only those the figure modules draw (drawn=True)."""
     return tuple(f.id for f in TABLE if (kind is None or f.kind == kind)
                  and (drawn is None or (f.plotter is not None) == drawn))
+
+
+def caption_template(fig_id: str) -> str:
+    """The caption of fig_id before its scale and panel lines are filled in: the registry row's caption, or the
+    package's captions/<id>.rst; "" where neither exists."""
+    from . import captions
+
+    row = figure(fig_id)
+    if row.caption:
+        return row.caption
+    return captions.template(fig_id) if captions.has_template(fig_id) else ""

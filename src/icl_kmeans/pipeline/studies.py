@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..constants import EMBEDDINGS, FAMILIES, REGULARIZERS
 from . import figure_registry
+from .figure_registry import ModelKey
 from .subset import select as select_subset
 
 SIX = [(e, r) for e in EMBEDDINGS for r in REGULARIZERS]
@@ -270,7 +271,7 @@ def build(s: dict) -> Studies:
               "scale 0.05": evalset(scale=0.05), "scale 0.2": evalset(scale=0.2)}
     st.evaluations["fig7"] = dict(kind="multistep", models={f"{e}:L2": r for e, r in L2().items()},
                                   modes=["reembed"], testsets=shifts, steps=ev["steps"], baselines=["lloyd"])
-    grid_models = {f"{e}:L2|{fam}": r for fam in FAMILIES for e, r in L2(fam).items()}
+    grid_models = {str(ModelKey(f"{e}:L2", fam)): r for fam in FAMILIES for e, r in L2(fam).items()}
     for fig in ("fig8", "fig18"):
         st.evaluations[fig] = dict(kind="multistep", models=grid_models, modes=["reembed"],
                                    testsets={fam: evalset(family=fam) for fam in FAMILIES}, steps=ev["steps"],
@@ -282,14 +283,14 @@ def build(s: dict) -> Studies:
     st.evaluations["fig_em"] = dict(kind="multistep", models=em_models, modes=["reembed"],
                                     testsets={f"n={n}": evalset(n=n) for n in s["fig_em_n"]},
                                     steps=ev["steps"], baselines=["lloyd", "em"])
-    land = {f"{e}:L2|d={d}": st.add(None, {}, d=d, k=6, tau=0.1, embedding=e, regularizer="L2")
+    land = {str(ModelKey(f"{e}:L2", f"d={d}")): st.add(None, {}, d=d, k=6, tau=0.1, embedding=e, regularizer="L2")
             for d in (4, 32) for e in ("OH", "BN")}
     st.evaluations["fig3"] = dict(kind="landscape", surface="loss", models=land, tau=0.1, regularizer="L2",
                                   resolution=s["landscape_resolution"], tasks=s["landscape_tasks"],
                                   testsets={name: dict(evalset(), d=int(name.split("=")[1]), k=6,
                                                        tasks=s["landscape_tasks"]) for name in
                                             ("d=4", "d=32")})
-    gap_models = {f"OH:L2|{fam}": L2(fam)["OH"] for fam in ("normal", "cauchy")}
+    gap_models = {str(ModelKey("OH:L2", fam)): L2(fam)["OH"] for fam in ("normal", "cauchy")}
     st.evaluations["fig5"] = dict(kind="landscape", surface="gap", models=gap_models, tau=0.1, regularizer="L2",
                                   resolution=s["landscape_resolution"], tasks=s["landscape_tasks"],
                                   testsets={fam: evalset(family=fam, tasks=s["landscape_tasks"])

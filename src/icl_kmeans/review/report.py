@@ -121,7 +121,7 @@ def package_summary(manifest: pd.DataFrame) -> pd.DataFrame:
 def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str, findings, notes, comparisons,
                  claims: pd.DataFrame, figures_dir, current_code: dict, verdict: bool,
                  results="results", recomputed=None) -> Path:
-    from ..pipeline.captions import has_template as has_caption, template as caption_template
+    from ..pipeline.figure_registry import caption_template
     from ..pipeline.figures import caption_line, scale_line
     from ..pipeline.studies import FIGURES, build as build_studies
 
@@ -167,7 +167,10 @@ def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str,
         studies = None
 
     def captions(fig: str) -> str:
-        template = caption_template(fig) if has_caption(fig) else ""
+        try:
+            template = caption_template(fig)
+        except ValueError:  # a figure of an older run that the registry no longer has
+            template = ""
         try:
             panels = caption_line(fig, settings, studies) if fig != "table1" and studies is not None else ""
         except Exception:  # noqa: BLE001 -- settings of an older run: the caption goes without the panel line

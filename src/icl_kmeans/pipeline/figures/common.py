@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..figure_registry import figure
-from .scale import scale_line
+from .scale import short_scale_line
 
 CURVE_ORDER = ("OH:NE", "OH:L2", "BN:NE", "BN:L2", "NA:NE", "NA:L2", "Lloyd", "EM")
 PALETTE = {"OH:L2": "#0072B2", "OH:NE": "#56B4E9", "BN:L2": "#D55E00", "BN:NE": "#E69F00",
@@ -24,6 +24,11 @@ METRIC_LABELS = {"train_loss": "training loss", "rel_val_loss": "relative valida
 DPI = 150
 MAX_POINTS = 500  # x values drawn per curve (training curves of the paper have 10000 steps)
 DESCENDING = {"tau"}  # smooth (tau = 1) first, as in the paper
+# The paper's order of the task families ("cauchy, gumbel, laplace, lognormal, normal", §3): cauchy is
+# the first column and first row of its Fig 8, so its "lower-right 4 x 4" is contiguous.
+FAMILY_ORDER = ("cauchy", "gumbel", "laplace", "lognormal", "normal")
+PAGE_WIDTH = 6.75  # inches: every figure fits a page's text width (pipeline/figures/layout.py checks it)
+FONT = {"title": 9, "panel": 8, "label": 8, "tick": 7, "note": 7}  # points, at PAGE_WIDTH: >= 7 in print
 
 # Training-figure layout: facet keys that select a block of two rows (the rest are columns).
 
@@ -40,14 +45,23 @@ def facet_label(key: str, value) -> str:
     if key == "family":
         return str(value)
     name = {"tau": "τ", "lr": "lr"}.get(key, key)
+    if key == "tau":
+        return f"{name}={tau_text(value)}"
     return f"{name}={value:g}" if isinstance(value, (float, np.floating)) else f"{name}={value}"
+
+
+def tau_text(tau) -> str:
+    """tau as the paper prints it: 1, 0.25, 0.14 (for 1/7), 0.1."""
+    return f"{float(tau):.2g}"
 
 
 def combos(df: pd.DataFrame, keys: list[str]) -> list[tuple]:
     if not keys:
         return [()]
     combos = df[keys].drop_duplicates()
-    combos = combos.sort_values(keys, ascending=[k not in DESCENDING for k in keys], kind="stable")
+    rank = {f: i for i, f in enumerate(FAMILY_ORDER)}
+    combos = combos.sort_values(keys, ascending=[k not in DESCENDING for k in keys], kind="stable",
+                                key=lambda col: col.map(rank) if col.name == "family" else col)
     return [tuple(r) for r in combos.itertuples(index=False)]
 
 
@@ -89,10 +103,13 @@ FAINT = 0.35  # the opacity of a curve trained for the preset's short M (figures
 
 
 def draw_lines(ax, data: pd.DataFrame, x: str, y: str = "value", curves=None, markers: bool = False,
-               faint=()) -> None:
+               faint=(), end_marks=(), end_values: bool = False) -> None:
     """Median over seeds with the inter-quartile ribbon, one line per curve (paper colours and dashes);
-    the curves in `faint` (short runs, a pipeline check) drawn at FAINT opacity."""
+    the curves in `faint` (short runs, a pipeline check) drawn at FAINT opacity, those in `end_marks`
+    with a marker at their last point (a short curve in a long panel, which would be lost at its left
+    edge); end_values: each curve's final median printed after its end (end_labels)."""
     band = median_band(thin(data, x), x, y)
+    ends = {}
     order = curve_order(curves if curves is not None else data["curve"].unique())
     for c in order:
         b = band[band["curve"] == c]
@@ -108,9 +125,49 @@ def draw_lines(ax, data: pd.DataFrame, x: str, y: str = "value", curves=None, ma
             line.set_dashes(dash)
         if (b["q75"] > b["q25"]).any():
             ax.fill_between(b[x], b["q25"], b["q75"], color=color, alpha=0.2 * alpha, lw=0, zorder=z - 1)
+        if c in end_marks:
+            ax.plot(b[x].iloc[-1:], b["median"].iloc[-1:], marker="o", ms=4, color=color, ls="", zorder=z + 1)
+        ends[c] = (float(b[x].iloc[-1]), float(b["median"].iloc[-1]), c in faint)
+    if end_values and ends:  # placed once the layout is final (end_labels)
+        ax.end_values = ends
 
 
-LEGEND_ENTRY_INCHES = 1.0  # one curve's entry at fontsize 8 with its handle: what fits in one row
+def end_labels(ax, ends: dict) -> None:
+    """Each curve's final value ({curve: (x, y, faint)}) printed right of the panel's last x, in the curve's
+    colour, moved apart vertically so that no two labels overlap. Where the panel is too short for all of
+    them, the full-length curves' labels are kept first (then in the legend's order)."""
+    import matplotlib.transforms as mtransforms
+
+    x_max = max(e[0] for e in ends.values())
+    figure = ax.figure
+    # room for the labels right of the curves, inside the panel: the x-axis ends a label's width after x_max
+    width_pts = ax.get_position().width * figure.get_figwidth() * 72
+    need = min(0.45, (3.2 * FONT["note"]) / width_pts)  # "0.61" and a gap, as a fraction of the panel
+    lo = ax.get_xlim()[0]
+    ax.set_xlim(lo, x_max + (x_max - lo) * need / (1 - need))
+    y0, y1 = ax.get_ylim()
+    height_pts = ax.get_position().height * figure.get_figheight() * 72
+    gap = 1.2 * FONT["note"] / height_pts * (y1 - y0)  # one line of text, in data units
+    room = int((y1 - y0) / gap)
+    rank = {c: i for i, c in enumerate(curve_order(ends))}
+    kept = sorted(ends, key=lambda c: (ends[c][2], rank[c]))[:room]
+    order = sorted(kept, key=lambda c: ends[c][1])
+    placed = []
+    for c in order:
+        y = min(max(ends[c][1], y0 + 0.5 * gap), y1 - 0.5 * gap)
+        if placed and y < placed[-1] + gap:
+            y = placed[-1] + gap
+        placed.append(y)
+    overflow = placed[-1] - (y1 - 0.5 * gap) if placed else 0
+    if overflow > 0:  # pushed past the top: shift the stack down
+        placed = [y - overflow for y in placed]
+    shift = mtransforms.offset_copy(ax.transData, fig=figure, x=2, y=0, units="points")
+    for c, y in zip(order, placed):
+        ax.text(x_max, y, f"{ends[c][1]:.2f}", transform=shift, ha="left", va="center", fontsize=FONT["note"],
+                color=PALETTE.get(c, "#777777"), clip_on=False)
+
+
+LEGEND_ENTRY_INCHES = 0.9  # one curve's entry at 7 pt with its handle: what fits in one row
 
 
 def legend(fig, curves, top_inches: float) -> int:
@@ -125,27 +182,56 @@ def legend(fig, curves, top_inches: float) -> int:
         handles.append(h)
     ncol = max(1, min(len(handles), int(fig.get_figwidth() / LEGEND_ENTRY_INCHES)))
     fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1.0 - top_inches / fig.get_figheight()),
-               ncol=ncol, frameon=False, fontsize=8, handlelength=2.6)
+               ncol=ncol, frameon=False, fontsize=FONT["note"], handlelength=2.6)
     return -(-len(handles) // ncol)
 
 
+LINE_INCHES = FONT["note"] * 1.25 / 72  # one line of note text
+
+
 def finish(fig, fig_id: str, settings: dict, legend_curves=None, extra: str = "") -> None:
-    """Title, scale line (wrapped), legend of the curves; the panels fill the rest (sizes in inches)."""
-    title = figure(fig_id).title
-    sub = wrap(scale_line(fig_id, settings) + (f"; {extra}" if extra else ""), int(fig.get_figwidth() * 15))
-    h = fig.get_figheight()
-    fig.suptitle(title, y=1 - 0.08 / h, fontsize=11, va="top")
-    fig.text(0.5, 1 - 0.34 / h, sub, ha="center", va="top", fontsize=7.5, color="0.25")
-    top = 0.34 + 0.13 * (sub.count("\n") + 1) + 0.06
-    if legend_curves is not None:
-        top += 0.3 + 0.18 * (legend(fig, legend_curves, top) - 1)
-    fig.tight_layout(rect=(0, 0, 1, 1 - (top - 0.12) / h))
-
-
-def wrap(text: str, width: int) -> str:
+    """Title, the one-line scale statement (the full provenance is in the caption and the sidecar), an
+    optional note line, the legend of the curves; the panels fill the rest (sizes in inches). A line
+    too long for a narrow figure wraps."""
     import textwrap
 
-    return "\n".join(textwrap.wrap(text, max(width, 40)))
+    width = fig.get_figwidth()
+    title = "\n".join(textwrap.wrap(figure_title(fig_id, settings), int(width * 72 / (0.6 * FONT["title"]))))
+    lines = [short_scale_line(fig_id, settings)] + ([extra] if extra else [])
+    lines = [part for line in lines for part in textwrap.wrap(line, int(width * 72 / (0.56 * FONT["note"])))]
+    h = fig.get_figheight()
+    # placed by hand, like the lines under it: tight_layout would reserve its height a second time
+    fig.suptitle(title, y=1 - 0.06 / h, fontsize=FONT["title"], va="top").set_in_layout(False)
+    top = 0.06 + (title.count("\n") + 1) * FONT["title"] * 1.25 / 72 + 0.03
+    for line in lines:
+        fig.text(0.5, 1 - top / h, line, ha="center", va="top", fontsize=FONT["note"], color="0.25")
+        top += LINE_INCHES
+    top += 0.04
+    if legend_curves is not None:
+        rows = legend(fig, legend_curves, top)
+        top += rows * 0.2 + 0.04
+    for _ in range(2):  # a second pass: the first can change tick labels, and with them the margins
+        fig.tight_layout(rect=(0, 0, 1, 1 - top / h), pad=0.3, h_pad=0.4, w_pad=0.3)
+    for ax in fig.axes:
+        if getattr(ax, "end_values", None):
+            end_labels(ax, ax.end_values)
+
+
+def figure_title(fig_id: str, settings: dict) -> str:
+    """The registry's title; for a subset, what the subset holds of the figure (its cells, or the whole)."""
+    title = figure(fig_id).title
+    subset = settings.get("subset")
+    if not subset:
+        return title
+    from ..subset import parse
+
+    from ..figure_registry import sharing_evaluation
+
+    cells = [c for fig, c in parse(subset) if fig in sharing_evaluation(fig_id)]  # Fig 18 draws Fig 8's cells
+    if not cells or any(not c for c in cells):  # the whole figure (or nothing of it) is in the subset
+        return title
+    held = "; ".join(", ".join(f"{k}={'|'.join(v)}" for k, v in c.items()) for c in cells)
+    return f"{title.split(':')[0]}, subset ({held}):{title.partition(':')[2]}"
 
 
 def save(fig, pdf, png) -> None:
@@ -166,21 +252,32 @@ def style() -> None:
     import seaborn as sns
 
     sns.set_theme(context="paper", style="whitegrid")
-    plt.rcParams.update({"svg.hashsalt": "icl-kmeans", "pdf.compression": 6, "axes.titlesize": 9,
-                         "axes.labelsize": 8, "xtick.labelsize": 7, "ytick.labelsize": 7})
+    plt.rcParams.update({"svg.hashsalt": "icl-kmeans", "pdf.compression": 6, "axes.titlesize": FONT["panel"],
+                         "axes.labelsize": FONT["label"], "xtick.labelsize": FONT["tick"],
+                         "ytick.labelsize": FONT["tick"], "legend.fontsize": FONT["note"], "font.size": FONT["label"]})
 
 
 def log_y(ax) -> None:
-    """Log y-axis labelled with plain numbers (0.6, 2, 10) instead of 6 x 10^-1; matplotlib thins the labels."""
-    from matplotlib.ticker import LogFormatterSciNotation
-
-    class Plain(LogFormatterSciNotation):
-        def __call__(self, x, pos=None):
-            return f"{x:g}" if super().__call__(x, pos) else ""
+    """Log y-axis labelled in one style (tick_text) at 1, 2, 5 x 10^k, or at powers of ten where the data
+    span more than two decades; minor ticks unlabelled, so that narrow panels stay legible. Call it after
+    drawing: it reads the data's range."""
+    import numpy as np
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(Plain())
-    ax.yaxis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(1.2, 0.6)))
+    lo, hi = ax.get_ylim()
+    span = np.log10(hi / lo) if lo > 0 and hi > lo else 10.0
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0) if span <= 2 else (1.0,)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, pos: tick_text(v)))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def tick_text(x: float) -> str:
+    if 1e-3 <= abs(x) < 1e4:
+        return f"{x:g}"
+    mantissa, exponent = f"{x:.0e}".split("e")
+    times = "" if mantissa == "1" else mantissa + r"{\times}"
+    return f"${times}10^{{{int(exponent)}}}$"
 
 
 def finite(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -191,4 +288,4 @@ def finite(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 def integer_x(ax) -> None:
     from matplotlib.ticker import MaxNLocator
 
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))  # narrow panels: few, legible ticks

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...constants import FAMILIES
-from .common import METRIC_LABELS, draw_lines, finish, finite, integer_x, log_y, require
+from .common import FAMILY_ORDER, FONT, METRIC_LABELS, PAGE_WIDTH, draw_lines, finish, finite, integer_x, require
 from .scale import points
 
 SHIFT_ORDER = ("unequal weights", "anisotropic", "scale 0.05", "scale 0.2")
@@ -20,8 +19,8 @@ def multistep_panel(ax, data: pd.DataFrame, fig_id: str, what: str, metric: str 
     require(data, fig_id, f"finite {metric} ({what})")
     draw_lines(ax, data, x="t", curves=curves)
     if bad:
-        ax.text(0.02, 0.96, f"{bad} non-finite values dropped", transform=ax.transAxes, va="top", fontsize=7,
-                color="#B00020")
+        ax.text(0.03, 0.96, f"{bad} non-finite\nvalues dropped", transform=ax.transAxes, va="top",
+                fontsize=FONT["note"], color="#B00020", linespacing=1.0)
     ax.set_xlabel("step t")
     ax.set_ylabel(METRIC_LABELS[metric])
     integer_x(ax)
@@ -42,7 +41,7 @@ def models_and_baselines(df: pd.DataFrame, testset: str, mode: str | None = None
 def plot_fig6(df, settings, fig_id="fig6"):
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(1, 2, figsize=(10, 4.6), squeeze=False)
+    figure, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.4), squeeze=False)
     testset = sorted(df["testset"].unique())[0]
     for ax, mode, name in zip(axes[0], ("naive", "reembed"), ("naive (embed once)", "re-embed every step")):
         multistep_panel(ax, models_and_baselines(df, testset, mode), fig_id, mode, curves=df["curve"].unique())
@@ -56,10 +55,12 @@ def plot_panels_by_testset(df, settings, fig_id, order, title=lambda t: t):
 
     testsets = [t for t in order if t in set(df["testset"])]
     require(pd.DataFrame({"t": testsets}), fig_id, "any test set")
-    figure, axes = plt.subplots(1, len(testsets), figsize=(3.4 * len(testsets) + 0.6, 4.4), squeeze=False)
-    for ax, ts in zip(axes[0], testsets):
+    figure, axes = plt.subplots(1, len(testsets), figsize=(PAGE_WIDTH, 3.4), squeeze=False)
+    for c, (ax, ts) in enumerate(zip(axes[0], testsets)):
         multistep_panel(ax, models_and_baselines(df, ts, "reembed"), fig_id, ts, curves=df["curve"].unique())
         ax.set_title(title(ts))
+        if c:  # the first panel's label serves the row
+            ax.set_ylabel("")
     finish(figure, fig_id, settings, legend_curves=df["curve"].unique())
     return figure
 
@@ -75,21 +76,22 @@ def plot_fig7(df, settings, fig_id="fig7"):
 
 def plot_fig12(df, settings, fig_id="fig12"):
     order = sorted(df["testset"].unique(), key=n_of)
-    return plot_panels_by_testset(df, settings, fig_id, order, title=lambda t: f"evaluated at {t}")
+    return plot_panels_by_testset(df, settings, fig_id, order, title=lambda t: f"at {t}")
 
 
-def plot_family_grid(df, settings, fig_id="fig8", size=2.3):
+def plot_family_grid(df, settings, fig_id="fig8", row_height=1.05):
     import matplotlib.pyplot as plt
 
-    tests = [f for f in FAMILIES if f in set(df["testset"])]
+    tests = [f for f in FAMILY_ORDER if f in set(df["testset"])]
     require(pd.DataFrame({"f": tests}), fig_id, "any test family")
     # columns: the training families that were trained (a subset such as fig8:train_family=cauchy draws
     # its one column; an untrained column is left out, never drawn empty)
-    trains = [f for f in FAMILIES if f in set(df.loc[df["run"].notna(), "train_family"])]
+    trains = [f for f in FAMILY_ORDER if f in set(df.loc[df["run"].notna(), "train_family"])]
     require(pd.DataFrame({"f": trains}), fig_id, "any trained model")
     n, m = len(tests), len(trains)
-    # at least three panels wide: the title and the scale line of a one-column grid fit the figure
-    figure, axes = plt.subplots(n, m, figsize=(size * max(m, 3) + 0.8, size * n * 0.85 + 1.4), squeeze=False)
+    # a page wide; a grid of one or two trained columns (a subset) narrower, at least 4 in for its title
+    width = PAGE_WIDTH if m >= 4 else max(4.0, 1.6 * m + 1.6)
+    figure, axes = plt.subplots(n, m, figsize=(width, row_height * n + 1.2), squeeze=False)
     curves = df["curve"].unique()
     for r, test in enumerate(tests):
         for c, train in enumerate(trains):
@@ -97,11 +99,12 @@ def plot_family_grid(df, settings, fig_id="fig8", size=2.3):
             multistep_panel(ax, models_and_baselines(df, test, "reembed", train_family=train), fig_id,
                              f"trained on {train}, tested on {test}", curves=curves)
             if r == 0:
-                ax.set_title(f"trained on {train}")
-            ax.set_ylabel(f"tested on {test}\n{METRIC_LABELS['log_objective']}" if c == 0 else "")
+                ax.set_title(f"trained on\n{train}")
+            ax.set_ylabel(f"tested on\n{test}" if c == 0 else "")
             if r < n - 1:
                 ax.set_xlabel("")
-    finish(figure, fig_id, settings, legend_curves=curves)
+    finish(figure, fig_id, settings, legend_curves=curves,
+           extra=f"y: {METRIC_LABELS['log_objective']}; rows: test family, columns: training family")
     return figure
 
 
@@ -113,13 +116,13 @@ def plot_fig_em(df, settings, fig_id="fig_em"):
     n0 = points(settings) if ("n_points" in settings or "n" in settings) else None
     main = f"n={n0}" if f"n={n0}" in testsets else testsets[len(testsets) // 2]
     curves = df["curve"].unique()
-    figure, axes = plt.subplots(1, 3, figsize=(13, 4.4), squeeze=False)
+    figure, axes = plt.subplots(1, 3, figsize=(PAGE_WIDTH, 3.7), squeeze=False)
     sub = models_and_baselines(df, main, "reembed")
-    multistep_panel(axes[0, 0], sub, fig_id, f"objective at {main}", metric="objective", curves=curves)
-    log_y(axes[0, 0])
-    axes[0, 0].set_title(f"k-means objective, {main}")
+    # the mean log objective on a linear axis, as Figs 6, 7 and 12 draw it
+    multistep_panel(axes[0, 0], sub, fig_id, f"log objective at {main}", curves=curves)
+    axes[0, 0].set_title(f"objective, {main}")
     multistep_panel(axes[0, 1], sub, fig_id, f"misclustering at {main}", metric="misclustering", curves=curves)
-    axes[0, 1].set_title(f"misclustering rate, {main}")
+    axes[0, 1].set_title(f"misclustering, {main}")
     final = df[(df["metric"] == "misclustering") & (df["mode"].isin(["reembed", "-"]))]
     final = final[final["t"] == final["t"].max()].assign(n=lambda d: d["testset"].map(n_of))
     final, _ = finite(require(final, fig_id, "final misclustering"))
@@ -128,7 +131,7 @@ def plot_fig_em(df, settings, fig_id="fig_em"):
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted(final["n"].unique()), [str(v) for v in sorted(final["n"].unique())])
     ax.set_xlabel("points per task n")
-    ax.set_ylabel(f"misclustering rate at t={int(final['t'].max())}")
+    ax.set_ylabel(f"misclustering at t={int(final['t'].max())}")
     ax.set_title("final misclustering vs n")
     finish(figure, fig_id, settings, legend_curves=curves)
     return figure

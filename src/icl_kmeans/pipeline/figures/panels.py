@@ -13,8 +13,8 @@ Pure Python: Snakemake and the review build captions from the settings alone.
 from __future__ import annotations
 
 from .. import studies as studies_mod
+from ..figure_registry import TRAINED_KINDS, ModelKey, figure
 from .common import facet_label
-from .scale import MULTISTEP, LANDSCAPE, TRAINING
 
 SHORT_NOTE = "before the learning transition"
 
@@ -30,19 +30,21 @@ def is_short(m: int | None, fig: str, s: dict) -> bool:
 
 
 def short_title(m: int) -> str:
+    """How a caption names the short runs; a panel's title says "(short: M=150)", its background grey."""
     return f"M={m}, {SHORT_NOTE}"
 
 
 def _panels(fig: str, st) -> dict:
     """panel name -> {curve label: M} from the studies (the runs' configured steps)."""
     out: dict = {}
-    if fig in TRAINING:
+    if figure(fig).kind == "training":
         for c in st.training.get(fig, []):
             name = " ".join(facet_label(k, v) for k, v in c.facets.items())
             out.setdefault(name, {})[c.label] = st.runs[c.run]["steps"]
         return out
-    for label, run in (st.evaluations.get(fig, {}).get("models") or {}).items():
-        curve, _, group = label.partition("|")  # Fig 8/18: trained on <family>; Figs 3, 5: d= / family
+    spec = st.evaluations.get(fig) or st.evaluations.get(figure(fig).evaluation) or {}  # a row drawing another's
+    for label, run in (spec.get("models") or {}).items():
+        curve, group = ModelKey.parse(label)  # Fig 8/18: trained on <family>; Figs 3, 5: d= / family
         name = (f"trained on {group}" if fig in ("fig8", "fig18") else group) or "all panels"
         out.setdefault(name, {})[curve] = st.runs[run]["steps"]
     return out
@@ -57,7 +59,7 @@ def caption_line(fig: str, s: dict, studies=None) -> str:
     scale (every curve trained for a long cell's M, or the preset's M when it has no long cells), the
     panels that only check the pipeline, and the panels that mix both (which curves are long).
     studies: the Studies built from s (the workflow's); built here from s when not given (the review)."""
-    if fig not in TRAINING + MULTISTEP + LANDSCAPE:
+    if figure(fig).kind not in TRAINED_KINDS:
         return "No trained models: the training length plays no part in this figure."
     panels = _panels(fig, studies if studies is not None else studies_mod.build(s))
     if not panels:

@@ -105,6 +105,37 @@ def scale_line(fig: str, settings: dict) -> str:
     return line
 
 
+def short_scale_line(fig: str, settings: dict) -> str:
+    """The one line of scale a figure carries: 'quick preset: 3 seeds, n=64, M=150 (headline cells longer)
+    [paper: 10 seeds, n=512, M=10000]'. The full statement (scale_line) is in the caption and the sidecar."""
+    preset = settings.get("preset", "?")
+    where = f"{preset} preset"
+    if settings.get("subset"):
+        where = ("paper scale" if preset == "paper" else where) + ", subset"
+    line = f"{where}: " + ", ".join(_short_parts(fig, settings))
+    if preset != "paper" and figure(fig).title.startswith(("Figure", "Table")):  # a paper figure: its scale
+        line += " [paper: " + ", ".join(_short_parts(fig, settings.get("paper") or paper_settings(), cells=False)) + "]"
+    return line
+
+
+def _short_parts(fig: str, s: dict, cells: bool = True) -> list[str]:
+    k = kind(fig)
+    if k in TRAINED_KINDS:
+        nseeds = s["seeds"] if isinstance(s["seeds"], int) else len(s["seeds"])
+        steps = s["lr_sweep_steps"] if fig == "fig11" else s["steps"]
+        n = {"fig13": "n in " + _list(s["fig13_train_n"]),
+             "fig17": "n in " + _list(s["fig17_train_n"])}.get(fig, f"n={points(s)}")
+        parts = [f"{nseeds} seeds", n, f"M={steps}" + (" (headline cells longer)" if cells and s.get("headline_cells")
+                                                        else "")]
+        if k == "multistep":
+            parts.append(f"{s['eval_tasks']} test tasks, T={s['eval_steps']}")
+        return parts
+    if k == "dissimilarity":
+        return [f"{s['fig9_tasks_per_family' if fig == 'fig9' else 'fig19_tasks_per_family']} tasks per family",
+                f"n={points(s)}"]
+    return [f"n={s['profile_n']}", f"batch {s['profile_batch']}", f"{s['profile_reps']} timed reps"]
+
+
 def figure_settings(fig: str, settings: dict, paper: dict | None = None) -> dict:
     """The settings a figure's scale line needs (the plot rule's params; nothing else reruns it): those
     of the run and, below "paper", the paper preset's (paper: its resolved settings, read when not given)."""

@@ -1,5 +1,8 @@
-"""Training figures (Figs 2, 4, 10, 11, 13-17): per block of facets, the training loss (top row) and the
-relative validation loss (bottom row, dotted line at 1), one column per facet, log y-axes.
+"""Training figures (Figs 2, 4, 10, 11, 13-17): per block of facets, the training loss (top row, log y-axis)
+and the relative validation loss (bottom row, linear y-axis from the first validation after step 0, whose
+values of 10-30 would squeeze the margin below 1 that carries the paper's message; dotted line at 1, each
+curve's final median printed after its end), one column per facet. Where the paper names a figure's parts
+(Figure 14(a), 15(d), 16(a)-(d), 17(a)-(b)), each block of rows is one part, lettered.
 
 As in the paper, the training loss is first averaged per (run, seed) over each validation interval
 (block_means: eval_every steps, 50 in the paper), then the median and IQR over seeds are drawn: raw
@@ -12,14 +15,25 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .common import (METRIC_LABELS, combos, curve_order, draw_lines, facet_label, finish, finite, integer_x, log_y,
-                     require, select_rows)
+from .common import (FONT, METRIC_LABELS, PAGE_WIDTH, combos, curve_order, draw_lines, facet_label, finish, finite,
+                     integer_x, log_y, require, select_rows)
 from .. import figure_registry
-from .panels import is_short, short_m, short_title
+from .panels import is_short, short_m
 
 # Facet keys that select a block of two rows (the rest are columns).
-BLOCKS = {"fig4": ["tau"], "fig10": ["d"], "fig11": ["d"], "fig13": ["d"], "fig14": ["tau"], "fig15": ["k"],
-          "fig16": ["family"], "fig17": ["d", "k", "tau"]}
+# Fig 15's parts are its (d, tau) settings (15(d): d = 32, tau = 0.1), Fig 16's its (k, tau) settings
+# ((a) k = 6, tau = 1 ... (d) k = 10, tau = 0.1), as the paper's text names them.
+BLOCKS = {"fig4": ["tau"], "fig10": ["d"], "fig11": ["d"], "fig13": ["d"], "fig14": ["tau"], "fig15": ["d", "tau"],
+          "fig16": ["tau", "k"], "fig17": ["d", "k", "tau"]}
+PARTS = ("fig14", "fig15", "fig16", "fig17")  # figures whose blocks the paper names (a), (b), ...
+SHORT_LABELS = {"train_loss": "training loss", "rel_val_loss": "rel. val. loss"}
+
+
+def figure_size(nrows: int, ncols: int) -> tuple[float, float]:
+    """A page's width at most; rows shrink so that eight rows (four parts) still fit a page's height."""
+    width = min(PAGE_WIDTH, 2.2 * ncols + 1.2)
+    row = 1.45 if nrows <= 4 else max(0.95, 7.9 / nrows)
+    return width, row * nrows + 1.0
 
 
 def facet_keys(df: pd.DataFrame) -> list[str]:
@@ -74,41 +88,63 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
     # their M in the title, and columns that mix M do not share the x-axis.
     last_step = df.groupby(block_keys + col_keys)["step"].max() if block_keys + col_keys else df["step"].max()
     mixed = not timed and np.ndim(last_step) and pd.Series(last_step).nunique() > 1
-    figure, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols + 0.6, 2.3 * nrows + 1.4), squeeze=False,
+    figure, axes = plt.subplots(nrows, ncols, figsize=figure_size(nrows, ncols), squeeze=False,
                                 sharex=False if timed or mixed else "col")
     curves = df["curve"].unique()
+    lettered = fig_id in PARTS and len(blocks) > 1
+    compact = nrows > 4  # rows under 1.2 in: the short metric labels fit beside them
     for b, bval in enumerate(blocks):
         bdf = select_rows(df, block_keys, bval)
+        # a block's facets label its rows (the first column's y-labels), its part letter first
+        block_name = ", ".join(facet_label(k, v) for k, v in zip(block_keys, bval))
+        if lettered:
+            block_name = f"({'abcdefgh'[b]}) {block_name}"
         for c, cval in enumerate(cols):
             panel = select_rows(bdf, col_keys, cval)
-            labels = [facet_label(k, v) for k, v in zip(block_keys + col_keys, bval + cval)]
+            labels = [facet_label(k, v) for k, v in zip(col_keys, cval)]
             where = ", ".join(labels)
-            if (block_keys + col_keys)[:1] == ["panel"]:
+            if col_keys[:1] == ["panel"]:
                 where = labels[0] + " " + ", ".join(labels[1:])
             short, where = _length_title(panel, where, fig_id, settings, timed)
+            where_all = f"{block_name}, {where}" if block_name else where  # for error messages
+            lost = short if len(short) < panel["curve"].nunique() else set()  # short curves in a long panel
             for r, metric in enumerate(("train_loss", "rel_val_loss")):
                 ax = axes[2 * b + r, c]
-                data = require(panel[panel["metric"] == metric], fig_id, f"{metric} at {where}")
+                data = require(panel[panel["metric"] == metric], fig_id, f"{metric} at {where_all}")
                 data, bad = finite(data)
-                require(data, fig_id, f"finite {metric} at {where}")
-                draw_lines(ax, data, x=x, curves=curves, faint=short)
+                require(data, fig_id, f"finite {metric} at {where_all}")
+                if metric == "rel_val_loss":
+                    data = after_first_step(data)
+                    ax.axhline(1.0, ls=":", color="0.2", lw=1.2, zorder=1)  # before the end labels read the y-range
+                draw_lines(ax, data, x=x, curves=curves, faint=short, end_marks=lost,
+                           end_values=metric == "rel_val_loss")
                 if short and short >= set(data["curve"]):
                     ax.set_facecolor(SHORT_FACE)
-                log_y(ax)
-                if not timed:
-                    integer_x(ax)
-                if metric == "rel_val_loss":
-                    ax.axhline(1.0, ls=":", color="0.2", lw=1.2, zorder=1)
-                else:
-                    ax.set_title(where, fontsize=8 if "\n" in where else None)
+                if metric == "train_loss":
+                    log_y(ax)
+                    ax.set_title(where, fontsize=FONT["panel"] if "\n" not in where else FONT["tick"])
                     diverged_note(ax, panel)
-                xlabel = "wall-clock time (s, median over seeds)" if timed else "training step"
+                if timed:
+                    ax.set_xlim(left=0)  # every row from zero, so that the parts compare
+                else:
+                    integer_x(ax)
+                xlabel = "wall-clock time (s)" if timed else "training step"
                 ax.set_xlabel(xlabel if (r == 1 and (timed or b == len(blocks) - 1)) else "")
-                ax.set_ylabel(METRIC_LABELS[metric] if c == 0 else "")
+                label = (SHORT_LABELS if compact else METRIC_LABELS)[metric]
+                if r == 0 and block_name:
+                    label = f"{block_name}\n{label}"
+                ax.set_ylabel(label if c == 0 else "")
     div = df.loc[df["status"] == "diverged", ["run", "seed"]].drop_duplicates()
     extra = f"{len(div)} diverged (run, seed) pairs kept (curves end at their last finite step)" if len(div) else ""
     finish(figure, fig_id, settings, legend_curves=curves, extra=extra)
     return figure
+
+
+def after_first_step(data: pd.DataFrame) -> pd.DataFrame:
+    """The validations after step 0 (a curve validated only at step 0, every seed diverged at once, keeps it)."""
+    later = data[data["step"] > 0]
+    kept = data[data["curve"].isin(set(data["curve"]) - set(later["curve"]))]
+    return pd.concat([later, kept], ignore_index=True)
 
 
 SHORT_FACE = "#f3f3f3"  # the background of a panel whose runs all stopped at the short M (a pipeline check)
@@ -130,19 +166,26 @@ def _curves_named(curves: set, present: set) -> str:
 
 def _length_title(panel, where, fig_id, settings, timed) -> tuple[set, str]:
     """The curves of a panel trained for the preset's short M (drawn faint), and the panel title with
-    its M: `(M=3000)` for long runs, `(M=150, before the learning transition)` for short ones."""
+    its M: `(M=3000)` for long runs, `(short: M=150)` for short ones (a grey panel; the caption says
+    they stop before the learning transition). A panel whose facets are all in its block's row label
+    has only this for a title."""
     ms = curve_ms(panel)
     short = {c for c, m in ms.items() if is_short(m, fig_id, settings)}
     long_ms = sorted({m for c, m in ms.items() if c not in short}, reverse=True)
-    if not ms:
-        return short, where
+
+    def below(note: str) -> str:
+        return f"{where}\n{note}" if where else note
+
+    if not ms:  # every run diverged: no M reached; say so (Fig 11 at lr = 1)
+        return short, below("(every run diverged)")
+    # short lines: a panel of a five-column figure is 1.2 in wide
     if short and not long_ms:
-        return short, where + "\n(" + short_title(max(ms[c] for c in short)) + ")"
-    if short:  # e.g. Fig 4 at tau = 0.1: "(L2: M=2000; NE: M=150, faint)"
-        return short, where + (f"\n({_curves_named(set(ms) - short, set(ms))}: M={'/'.join(map(str, long_ms))}; "
-                               f"{_curves_named(short, set(ms))}: M={min(ms[c] for c in short)}, faint)")
+        return short, below(f"(short: M={max(ms[c] for c in short)})")
+    if short:  # e.g. Fig 4 at tau = 0.1: "L2: M=2000 / NE: M=150, faint"
+        return short, below(f"{_curves_named(set(ms) - short, set(ms))}: M={'/'.join(map(str, long_ms))}\n"
+                            f"{_curves_named(short, set(ms))}: M={min(ms[c] for c in short)}, faint")
     if not timed and long_ms != [short_m(fig_id, settings)]:
-        where += f" (M={'/'.join(map(str, long_ms))})"
+        where = f"{where} (M={'/'.join(map(str, long_ms))})" if where else f"(M={'/'.join(map(str, long_ms))})"
     return short, where
 
 
@@ -152,5 +195,7 @@ def diverged_note(ax, panel: pd.DataFrame) -> None:
         return
     total = panel.groupby("curve")["seed"].nunique()
     bad = div.groupby("curve")["seed"].nunique()
-    text = "diverged: " + ", ".join(f"{c} {bad[c]}/{total[c]}" for c in curve_order(bad.index))
-    ax.text(0.98, 0.96, text, transform=ax.transAxes, ha="right", va="top", fontsize=7, color="#B00020")
+    # one curve a line, inside the panel: a long line ran over the next panel
+    text = "diverged:\n" + "\n".join(f"{c} {bad[c]}/{total[c]}" for c in curve_order(bad.index))
+    ax.text(0.97, 0.95, text, transform=ax.transAxes, ha="right", va="top", fontsize=FONT["note"], color="#B00020",
+            linespacing=1.0)
