@@ -33,7 +33,7 @@ def tables(tmp_path_factory, settings):
 def quick():
     from icl_kmeans.pipeline import settings as settings_mod
 
-    return settings_mod.resolve({}, Path(__file__).resolve().parents[1] / "workflow")
+    return settings_mod.resolve({})
 
 
 @pytest.mark.parametrize("preset", ["smoke", "quick"])
