@@ -123,11 +123,8 @@ def blocks(results: Path) -> dict[str, str]:
 
 
 def render(text: str, generated: dict[str, str]) -> str:
+    from .readme_table import splice
+
     for block, body in generated.items():
-        start, end = markers(block)
-        if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
-            raise ValueError(f"{DOC} must hold the markers of block {block!r} once each, in order:\n{start}\n{end}")
-        before, rest = text.split(start)
-        _, after = rest.split(end)
-        text = f"{before}{start}\n{body}{end}{after}"
+        text = splice(text, markers(block), body, f"{DOC} (block {block!r})")
     return text

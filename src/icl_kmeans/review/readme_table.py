@@ -62,13 +62,18 @@ def table(paper: pd.DataFrame, quick: pd.DataFrame | None) -> str:
     return "\n".join(lines) + "\n" + note + "\n"
 
 
-def render(readme: str, block: str) -> str:
-    start, end = MARKERS
-    if readme.count(start) != 1 or readme.count(end) != 1 or readme.index(start) > readme.index(end):
-        raise ValueError(f"README.md must hold the markers once each, in order:\n{start}\n{end}")
-    before, rest = readme.split(start)
+def splice(text: str, markers: tuple[str, str], body: str, where: str = "README.md") -> str:
+    """text with what lies between the two markers replaced by body (each marker once, in order)."""
+    start, end = markers
+    if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
+        raise ValueError(f"{where} must hold the markers once each, in order:\n{start}\n{end}")
+    before, rest = text.split(start)
     _, after = rest.split(end)
-    return f"{before}{start}\n{block}{end}{after}"
+    return f"{before}{start}\n{body}{end}{after}"
+
+
+def render(readme: str, block: str) -> str:
+    return splice(readme, MARKERS, block)
 
 
 def main(check: bool = False, repo: Path = REPO) -> int:
