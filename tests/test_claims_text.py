@@ -3,7 +3,10 @@ tables hold, and decides on the quantity its rule names."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from claims_tables import _paper_like, _runs, _write_tables, resolved
@@ -177,3 +180,32 @@ def test_claims_19_read_the_papers_learning_rates(tmp_path):
     assert out.loc["19a", "status"] == C.FAIL and out.loc["19a", "measured"] == "11/12"
     assert "d=4 lr=1 BN:NE: 0.9 vs 0.9 at lr 0.01" in out.loc["19a", "detail"]
     assert out.loc["19b", "status"] == C.PASS and "d=4 OH:L2: 20 steps at lr 0.001 vs 10 at 0.01" in out.loc["19b", "detail"]
+
+
+def test_claim_2_reads_only_the_runs_its_settings_train(tmp_path):
+    """A growth in progress writes records beside the committed ones: with runs=settings_runs(settings), a
+    record the settings do not train (here an L2 run that would make claim 2 fail) stays out."""
+    from icl_kmeans.pipeline import studies
+    from icl_kmeans.review.trained import settings_runs
+
+    s = resolved("smoke")
+    st = studies.build(s)
+    by_cell = {}
+    for run, cfg in st.runs.items():
+        cell = json.dumps({k: v for k, v in cfg.items() if k not in ("regularizer", "seed")}, sort_keys=True)
+        by_cell.setdefault(cell, {})[cfg["regularizer"]] = run
+    l2, ne = next((v["L2"], v["NE"]) for v in by_cell.values() if {"L2", "NE"} <= set(v))
+    cfg = st.runs[l2]
+    tables = _paper_like(True)
+    tables["runs"] = []
+    for run, reg, loss in ((l2, "L2", 1.0), (ne, "NE", 2.0), ("stray-L2", "L2", 9.0), ("stray-NE", "NE", 2.0)):
+        for seed in s["seeds"]:
+            config = dict(cfg, regularizer=reg, seed=seed, d=7 if run.startswith("stray") else cfg["d"])
+            tables["runs"].append((run, seed, dict(run=run, seed=seed, config=config, status="ok"),
+                                   pd.DataFrame({"step": [0, 10], "train_loss": [loss, loss],
+                                                 "rel_val_loss": [0.9, 0.9], "lr": [0.01, 0.01]})))
+    root = _write_tables(tmp_path, tables)
+    every = C.check(root, s).set_index("id").loc["2"]
+    assert every["status"] == C.FAIL and "1 of 2 cells" in every["detail"]
+    trained = C.check(root, s, settings_runs(s)).set_index("id").loc["2"]
+    assert trained["status"] == C.PASS and "1 of 1 cells" in trained["detail"], trained["detail"]

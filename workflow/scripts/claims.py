@@ -4,9 +4,11 @@ record: results/review/ is outside the manifest."""
 import sys
 
 from icl_kmeans.review import claims
+from icl_kmeans.review.trained import settings_runs
 
 with open(snakemake.log[0], "w") as log:
     sys.stdout = sys.stderr = log
-    table = claims.check(snakemake.params.results, snakemake.params.settings)
+    settings = snakemake.params.settings
+    table = claims.check(snakemake.params.results, settings, settings_runs(settings))
     table.to_csv(snakemake.output[0], index=False)
     print(table["status"].value_counts().to_string(), flush=True)

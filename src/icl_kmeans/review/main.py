@@ -36,6 +36,7 @@ from ..pipeline.provenance import RESULTS, code_version, sha256_file
 from .rebuild import rebuild
 from .report import write_report
 from .tasksets import restore_task_sets
+from .trained import settings_runs
 from .verify import Finding, stale_notes, verify
 
 
@@ -104,7 +105,8 @@ def run_review(results=RESULTS, out=None, workers: int = 1, echo=None,
         recomputed = _recompute(results, meta.get("settings", {}), recompute, recompute_seed,
                                 RETRAIN_STEPS if retrain_steps is None else retrain_steps, echo=echo)
         pd.DataFrame([r.__dict__ for r in recomputed]).to_csv(out / "recompute.tsv", sep="\t", index=False)
-    claims = _claims.check(results, meta.get("settings", {}))
+    settings = meta.get("settings", {})
+    claims = _claims.check(results, settings, settings_runs(settings) if settings else None)
     claims.to_csv(out / "claims.csv", index=False)
     (out / "claims.md").write_text(claims_markdown(claims))
     errors = claims[claims["status"] == _claims.ERROR]

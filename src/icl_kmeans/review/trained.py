@@ -18,11 +18,23 @@ import pandas as pd
 NAMED = ("embedding", "d", "k", "tau", "family", "n")
 
 
-def read_records(results) -> pd.DataFrame:
-    """One row per results/runs/<run>/seed*/record.json: run, seed, status and the config's keys."""
+def settings_runs(settings: dict) -> set[tuple[str, int]]:
+    """The (run, seed) pairs that settings train: their studies' runs times their seeds. A folder can hold
+    more records than that: a growth in progress writes new runs beside the committed ones, and they must not
+    enter a claim before the settings (and the manifest) that draw them do."""
+    from ..pipeline import studies
+
+    return {(run, int(seed)) for run in studies.build(settings).runs for seed in settings["seeds"]}
+
+
+def read_records(results, runs: set[tuple[str, int]] | None = None) -> pd.DataFrame:
+    """One row per results/runs/<run>/seed<s>/record.json, of the (run, seed) pairs `runs` when given: run,
+    seed, status and the config's keys."""
     from .claims import NotRun
 
     paths = sorted(Path(results).glob("runs/*/seed*/record.json"))
+    if runs is not None:
+        paths = [p for p in paths if (p.parent.parent.name, int(p.parent.name.removeprefix("seed"))) in runs]
     if not paths:
         raise NotRun(f"no trained runs under {Path(results) / 'runs'}")
     rows = []
@@ -56,12 +68,12 @@ def _label(keys: dict, varying: list[str]) -> str:
     return ", ".join(f"{k}={keys[k]:g}" if isinstance(keys[k], float) else f"{k}={keys[k]}" for k in shown)
 
 
-def regularizer_pairs(results, tail: float) -> pd.DataFrame:
+def regularizer_pairs(results, tail: float, runs: set[tuple[str, int]] | None = None) -> pd.DataFrame:
     """Index: the cell's label; columns L2, NE (median over non-diverged seeds of the final training loss)
     and seeds (the smaller seed count of the two). Only cells with a finite value for both."""
     from .claims import NotRun
 
-    rec = read_records(results)
+    rec = read_records(results, runs)
     ends = final_train_loss(results, rec["run"], tail)
     rec = rec.merge(ends, on=["run", "seed"], how="left")
     rec = rec[rec["status"] != "diverged"]
