@@ -53,8 +53,11 @@ def write_run(root: Path, run: str, seed: int, steps: int = 8, eval_every: int =
     (root / RECORD.format(run=run, seed=seed)).write_text(json.dumps(rec))
 
 
-def paths(root: Path) -> dict:
-    return {k: str(root / v) for k, v in dict(metrics=METRICS, record=RECORD, timing=TIMING).items()}
+def run_files(root: Path, curves, seeds) -> dict:
+    """(run, seed) -> its metrics, record and timing files under root, as the aggregate rule hands them."""
+    kinds = dict(metrics=METRICS, record=RECORD, timing=TIMING)
+    return {(c.run, s): {k: str(root / v.format(run=c.run, seed=s)) for k, v in kinds.items()}
+            for c in curves for s in seeds}
 
 
 def training_fixture(root: Path, fig: str, st=None, seeds=(1, 2, 3), diverged=(), trim: int = 0) -> list:
@@ -182,7 +185,7 @@ def test_read_run_metrics_ignores_files_of_crashed_writers(tmp_path):
 def test_training_table_schema_and_content(tmp_path):
     st = studies.build(smoke_settings())
     curves = training_fixture(tmp_path, "fig2", st, seeds=(1, 2))
-    table = agg.training_table("fig2", curves, [1, 2], paths(tmp_path))
+    table = agg.training_table("fig2", curves, run_files(tmp_path, curves, [1, 2]))
     assert table.schema.names == ["figure", "panel", "d", "tau", "curve", "embedding", "regularizer", "run", "seed",
                                   "status", "diverged_step", "step", "metric", "value"]
     types = dict(zip(table.schema.names, table.schema.types))
@@ -206,7 +209,7 @@ def test_diverged_run_is_kept_and_visible(tmp_path):
     st = studies.build(smoke_settings())
     run = sorted({c.run for c in st.training["fig15"]})[0]
     curves = training_fixture(tmp_path, "fig15", st, seeds=(1, 2, 3), diverged={(run, 2)})
-    df = agg.training_table("fig15", curves, [1, 2, 3], paths(tmp_path)).to_pandas()
+    df = agg.training_table("fig15", curves, run_files(tmp_path, curves, [1, 2, 3])).to_pandas()
     div = df[df["status"] == "diverged"]
     assert set(zip(div["run"], div["seed"])) == {(run, 2)}
     assert set(div["diverged_step"]) == {3}
@@ -218,7 +221,7 @@ def test_diverged_run_is_kept_and_visible(tmp_path):
 def test_fig17_has_wall_time(tmp_path):
     st = studies.build(smoke_settings())
     curves = training_fixture(tmp_path, "fig17", st, seeds=(1, 2))
-    df = agg.training_table("fig17", curves, [1, 2], paths(tmp_path)).to_pandas()
+    df = agg.training_table("fig17", curves, run_files(tmp_path, curves, [1, 2])).to_pandas()
     assert set(df["metric"]) == {"train_loss", "rel_val_loss", "wall_time"}
     assert list(df.columns[1:5]) == ["d", "k", "tau", "n"]
 
@@ -227,8 +230,8 @@ def test_training_table_is_deterministic(tmp_path):
     st = studies.build(smoke_settings())
     curves = training_fixture(tmp_path, "fig2", st, seeds=(1, 2))
     a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
-    agg.aggregate("fig2", a, curves=curves, seeds=[1, 2], paths=paths(tmp_path))
-    agg.aggregate("fig2", b, curves=list(reversed(curves)), seeds=[2, 1], paths=paths(tmp_path))
+    agg.aggregate("fig2", a, curves=curves, files=run_files(tmp_path, curves, [1, 2]))
+    agg.aggregate("fig2", b, curves=list(reversed(curves)), files=run_files(tmp_path, list(reversed(curves)), [2, 1]))
     assert a.read_bytes() == b.read_bytes()
     assert not list(tmp_path.glob("*.tmp"))
 
@@ -237,9 +240,9 @@ def test_missing_run_raises(tmp_path):
     st = studies.build(smoke_settings())
     curves = training_fixture(tmp_path, "fig2", st, seeds=(1,))
     with pytest.raises((FileNotFoundError, OSError, ValueError)):
-        agg.training_table("fig2", curves, [1, 2], paths(tmp_path))
+        agg.training_table("fig2", curves, run_files(tmp_path, curves, [1, 2]))
     with pytest.raises(ValueError):
-        agg.training_table("fig2", [], [1], paths(tmp_path))
+        agg.training_table("fig2", [], run_files(tmp_path, [], [1]))
 
 
 @pytest.mark.parametrize("fig", ["fig8", "fig3", "fig9", "fig1"])

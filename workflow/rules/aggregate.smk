@@ -1,7 +1,7 @@
 # Aggregation: one tidy long-format Parquet table per figure (results/tables/{fig}.parquet). Training
-# figures collect the metrics (a hive-partitioned dataset under results/metrics), run records and, for
-# Fig 17, timings of their runs and seeds; evaluation figures normalise their evaluation table (Fig 18
-# reads Fig 8's). Tables are byte-deterministic except Fig 17, Fig 1 and Table 1 (timings by nature).
+# figures collect the metrics (a hive-partitioned dataset under results/metrics), run records and, for the
+# figures timed alone (the registry's timed_alone: Fig 17), timings of their runs and seeds; evaluation
+# figures normalise the evaluation table the registry names (Fig 18 reads Fig 8's). Tables are byte-deterministic except Fig 17, Fig 1 and Table 1 (timings by nature).
 # The aggregation code is an input: editing it re-aggregates and re-plots, never retrains.
 AGGREGATE_CODE = os.path.relpath(REPO / "src/icl_kmeans/pipeline/aggregate.py")
 
@@ -11,13 +11,11 @@ rule aggregate:
         unpack(
             lambda w: (
                 dict(
-                    metrics=run_files(ST.runs_of(w.fig), METRICS),
-                    records=run_files(ST.runs_of(w.fig), RECORD),
-                    timings=(
-                        run_files(ST.runs_of(w.fig), TIMING)
-                        if w.fig == "fig17"
-                        else []
-                    ),
+                    runs=[
+                        f
+                        for files in run_inputs(w.fig).values()
+                        for f in files.values()
+                    ]
                 )
                 if w.fig in ST.training
                 else dict(evaluation=EVAL.format(fig=EVAL_SOURCE[w.fig]))
@@ -37,11 +35,6 @@ rule aggregate:
             dict(run=c.run, facets=c.facets, label=c.label)
             for c in ST.training.get(w.fig, [])
         ],
-        seeds=lambda w: SEEDS if w.fig in ST.training else [],
-        paths=lambda w: (
-            dict(metrics=METRICS, record=RECORD, timing=TIMING)
-            if w.fig in ST.training
-            else {}
-        ),
+        files=lambda w, input: (run_inputs(w.fig) if w.fig in ST.training else {}),
     script:
         "../scripts/aggregate.py"

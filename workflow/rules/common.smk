@@ -27,10 +27,9 @@ TESTSETS = {
     for spec in ST.evaluations.values()
     for ts in spec.get("testsets", {}).values()
 }
-# Figure 18 is the large version of Figure 8: same evaluation, bigger drawing.
-EVAL_SOURCE = {fig: fig for fig in ST.evaluations}
-if "fig18" in EVAL_SOURCE:
-    EVAL_SOURCE["fig18"] = "fig8"
+# The evaluation each figure draws, as the registry names it (Figure 18, the large version of Figure 8,
+# draws Figure 8's).
+EVAL_SOURCE = {fig: _figure_registry.figure(fig).evaluation for fig in ST.evaluations}
 EVAL_KINDS = {
     kind: sorted(
         {EVAL_SOURCE[f] for f, s in ST.evaluations.items() if s["kind"] == kind}
@@ -114,6 +113,20 @@ def keyed_inputs(files_of):
         return files
 
     return param
+
+
+def run_inputs(fig):
+    """(run, seed) -> {"metrics", "record" and, for a figure timed alone, "timing"}: the files of a training
+    figure's runs, keyed by what they are (aggregate reads them by key, never by name).
+    """
+    kinds = dict(metrics=METRICS, record=RECORD)
+    if _figure_registry.figure(fig).timed_alone:
+        kinds["timing"] = TIMING
+    return {
+        (r, s): {kind: pattern.format(run=r, seed=s) for kind, pattern in kinds.items()}
+        for r in ST.runs_of(fig)
+        for s in SEEDS
+    }
 
 
 def figure_files(fig):

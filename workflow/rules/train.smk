@@ -6,8 +6,9 @@
 # (same files, same bytes; saves the per-job torch import on a laptop).
 # train_jobs=stack: one job per stack trains up to `stack_size` (run, seed) pairs that share their
 # tensor shapes together (icl_kmeans.train_stack, one GPU each on SLURM), or a bundle of small stacks
-# one after the other (studies.stack_jobs: a job start costs more than a short stack); Fig 17's runs, whose
-# wall-clock time is plotted, stay one job per seed (rule train) and are timed alone.
+# one after the other (studies.stack_jobs: a job start costs more than a short stack); the runs of the
+# figures timed alone (the registry's timed_alone: Fig 17, whose wall-clock time is plotted) stay one job
+# per seed (rule train).
 # The device (config key `device`) is a resource of the jobs (TORCH_DEVICE), not a param: switching auto
 # to cuda reruns nothing. A pack or stack job gets its members' validation sets keyed by (run, seed)
 # (keyed_inputs). A finished run keeps a copy of its checkpoint in checkpoint.pt.resume, outside the
@@ -18,7 +19,14 @@ TRAIN_OUTPUTS = dict(checkpoint=CKPT, metrics=METRICS, timing=TIMING, record=REC
 
 if S["train_jobs"] == "stack":
     _STACKS = _studies.stack_jobs(ST, _studies.stacks(ST, SEEDS, S["stack_size"]))
-    _ALONE = sorted(ST.runs_of("fig17"))
+    _ALONE = sorted(
+        {
+            r
+            for f in ST.training
+            if _figure_registry.figure(f).timed_alone
+            for r in ST.runs_of(f)
+        }
+    )
 else:
     _STACKS, _ALONE = {}, sorted(ST.runs)
 

@@ -7,7 +7,7 @@ with job(snakemake):
 
     p, fig = snakemake.params, snakemake.wildcards.fig
     if p.curves:
-        table = aggregate.aggregate(fig, snakemake.output[0], curves=p.curves, seeds=p.seeds, paths=p.paths)
+        table = aggregate.aggregate(fig, snakemake.output[0], curves=p.curves, files=p.files)
     else:
         table = aggregate.aggregate(fig, snakemake.output[0], source=snakemake.input.evaluation)
     print(aggregate.summary(table), flush=True)

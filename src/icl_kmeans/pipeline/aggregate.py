@@ -130,11 +130,12 @@ def _read_record(path) -> dict:
         return json.load(fh)
 
 
-def training_table(fig: str, curves, seeds, paths: dict, timed: bool | None = None) -> pa.Table:
+def training_table(fig: str, curves, files: dict, timed: bool | None = None) -> pa.Table:
     """The long table of one training figure.
 
-    curves: the figure's Curves (or dicts with run, facets, label); seeds: the seeds drawn;
-    paths: patterns with {run} and {seed} for "metrics", "record" and (timed figures) "timing".
+    curves: the figure's Curves (or dicts with run, facets, label); files: (run, seed) -> {"metrics": ...,
+    "record": ..., and for timed figures "timing": ...}, one entry per (run, seed) drawn. The files are
+    read by their keys, never by parsing their names.
     """
     curves = list(curves)
     if not curves:
@@ -142,18 +143,18 @@ def training_table(fig: str, curves, seeds, paths: dict, timed: bool | None = No
     timed = fig in TIMED_FIGURES if timed is None else timed
     schema = training_schema(curves)
     runs = sorted({_get(c, "run") for c in curves})
-    files = [paths["metrics"].format(run=r, seed=s) for r in runs for s in seeds]
-    root = _dataset_root(paths["metrics"])
-    metrics = read_run_metrics(root, files=files) if root is not None else _read_files(files, runs, seeds)
+    keys = sorted((str(r), int(s)) for r, s in files)
+    missing = sorted(set(runs) - {r for r, _ in keys})
+    if missing:
+        raise ValueError(f"{fig}: no files for runs {missing}")
+    metrics = _read_keyed(files, keys, "metrics")
     if timed:
-        timing = pd.concat([pq.read_table(paths["timing"].format(run=r, seed=s)).to_pandas().assign(run=r, seed=int(s))
-                            for r in runs for s in seeds], ignore_index=True)
+        timing = _read_keyed(files, keys, "timing")
         metrics = metrics.merge(timing[["run", "seed", "step", "wall_time"]], on=["run", "seed", "step"], how="left")
     status = {}
-    for r in runs:
-        for s in seeds:
-            rec = _read_record(paths["record"].format(run=r, seed=s))
-            status[(r, int(s))] = (rec.get("status", "ok"), rec.get("diverged_step"))
+    for key in keys:
+        rec = _read_record(files[key]["record"])
+        status[key] = (rec.get("status", "ok"), rec.get("diverged_step"))
     value_vars = list(TRAINING_METRICS) + (["wall_time"] if timed else [])
     long = metrics.melt(id_vars=["run", "seed", "step"], value_vars=value_vars, var_name="metric",
                         value_name="value")
@@ -173,15 +174,9 @@ def training_table(fig: str, curves, seeds, paths: dict, timed: bool | None = No
     return _to_table(df, schema)
 
 
-def _dataset_root(pattern: str):
-    """'results/metrics/run={run}/seed={seed}/part-0.parquet' -> 'results/metrics' (hive layout), else None."""
-    head, sep, _ = pattern.partition("run={run}/seed={seed}/")
-    return (head.rstrip("/") or ".") if sep else None
-
-
-def _read_files(files, runs, seeds) -> pd.DataFrame:
-    keys = [(r, int(s)) for r in runs for s in seeds]
-    return pd.concat([pq.read_table(f).to_pandas().assign(run=r, seed=s) for f, (r, s) in zip(files, keys)],
+def _read_keyed(files: dict, keys, kind: str) -> pd.DataFrame:
+    """The `kind` file of every (run, seed) key, with run and seed columns from the key."""
+    return pd.concat([pq.read_table(files[key][kind]).to_pandas().assign(run=key[0], seed=key[1]) for key in keys],
                      ignore_index=True)
 
 
@@ -208,11 +203,11 @@ def evaluation_table(fig: str, source) -> pa.Table:
     return _to_table(df, schema, value_columns=values)
 
 
-def aggregate(fig: str, out, curves=None, seeds=None, paths=None, source=None) -> pa.Table:
-    """Writes fig's table: from training runs (curves, seeds, paths) or from an evaluation (source)."""
+def aggregate(fig: str, out, curves=None, files=None, source=None) -> pa.Table:
+    """Writes fig's table: from training runs (curves, files) or from an evaluation (source)."""
     if (source is None) == (curves is None):
         raise ValueError("give either curves (a training figure) or source (an evaluation figure)")
-    table = evaluation_table(fig, source) if source is not None else training_table(fig, curves, seeds, paths)
+    table = evaluation_table(fig, source) if source is not None else training_table(fig, curves, files)
     write_table(table, out)
     return table
 
