@@ -50,7 +50,8 @@ window.addEventListener("load", () => {
       claims: [...b.querySelectorAll("[data-claim]")].map(c => c.dataset.claim),
       images: [...b.querySelectorAll("img")].map(img => ({width: img.naturalWidth, colours: colours(img),
                                                         shown_width: img.getBoundingClientRect().width})),
-      tables: [...b.querySelectorAll(".evidence table")].filter(t => t.rows.length > 1).length})),
+      tables: [...b.querySelectorAll(".evidence table")].filter(t => t.rows.length > 1).length,
+      differs: [...b.querySelectorAll(".differs")].map(d => d.innerText)})),
   };
   const pre = document.createElement("pre");
   pre.id = "%s";

@@ -50,6 +50,11 @@ def test_every_decided_claim_shows_its_figure_or_table(report):
             assert loaded or b["tables"], (fig, b)
         else:  # the preset did not produce the figure: no claim of it may have been decided
             assert not decided, (fig, decided)
+        # the "differs from the paper at this scale" tag names exactly the block's FAILed claims
+        failed = [c for c in b["claims"] if status[c] == "FAIL"]
+        assert len(b["differs"]) == (1 if failed else 0), (fig, b["differs"])
+        for c in failed:
+            assert f"claim {c} FAIL" in b["differs"][0], (fig, c, b["differs"])
     # at paper scale the committed folder decides claims of Figs 5-8, 10, 12 and 14, each shown with its figure
     assert {"fig5", "fig6", "fig7", "fig8", "fig10", "fig12", "fig14"} <= {f for f, b in blocks.items() if b["evidence"]}
     assert "2180" in page["text"] and "e+0" not in " ".join(claims["measured"].astype(str))

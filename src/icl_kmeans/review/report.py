@@ -34,7 +34,7 @@ vertical-align:top;text-align:left} th{background:#f3f3f3} .status{font-weight:b
 border-radius:3px;white-space:nowrap} .verdict{font-size:1.2em;font-weight:bold;padding:.5em;border-radius:4px;
 color:#fff;display:inline-block} figure{margin:1.5em 0;border-top:1px solid #eee;padding-top:1em}
 figure img,.evidence img{max-width:100%;border:1px solid #eee}
-.figure-block{border-top:2px solid #ccc;margin:2em 0;padding-top:.5em} .claim{margin:1em 0 1em 1em}
+.figure-block{border-top:2px solid #ccc;margin:2em 0;padding-top:.5em} .claim{margin:1em 0 1em 1em} .differs{background:#fdecea;border-left:4px solid #c62828;padding:.3em .6em}
 .claim h4{margin:.3em 0} .claim-table th{width:11em} blockquote{margin:0;font-style:italic;color:#333} figcaption{font-size:.9em;color:#333} code,pre{font-size:.85em}
 pre{background:#f7f7f7;padding:.5em;overflow-x:auto} .small{font-size:.8em;color:#555}
 """

@@ -81,6 +81,19 @@ def evidence(fig: str, figures_dir: Path, results: Path, report_path: Path, img,
     return f'<div class="evidence"><a href="{href}" target="_blank" title="full size">{img(png)}</a></div>', True
 
 
+def differs_tag(rows: pd.DataFrame, e) -> str:
+    """"Differs from the paper at this scale": the figure's FAILed claims with their values, or "" when none
+    failed. Driven by the claims table, never typed: the figure itself cannot carry it, since a figure is a
+    pure function of its table (the review redraws it) and the claims are decided after it is drawn."""
+    failed = rows[rows["status"] == "FAIL"]
+    if failed.empty:
+        return ""
+    items = "; ".join(f"claim {e(r.id)} FAIL, measured {e(_text(r.measured)) or '-'} (threshold {e(r.threshold)})"
+                      for r in failed.itertuples())
+    return (f'<p class="differs" data-differs="{len(failed)}"><b>Differs from the paper at this scale:</b> '
+            f"{items}.</p>")
+
+
 def figure_blocks(claims: pd.DataFrame, *, settings, figures_dir, results, report_path, captions, e, status_html,
                   img, table, scale_of) -> tuple[str, set[str]]:
     """The per-figure blocks of the claims, in the paper's order; returns (html, the figures shown)."""
@@ -90,8 +103,9 @@ def figure_blocks(claims: pd.DataFrame, *, settings, figures_dir, results, repor
         if present:
             shown.add(fig)
         scale = scale_of(fig)
-        items = "".join(claim_block(r, scale, e, status_html) for r in claims[claims["figure"] == fig].itertuples())
+        rows = claims[claims["figure"] == fig]
+        items = "".join(claim_block(r, scale, e, status_html) for r in rows.itertuples())
         parts.append(f'<section class="figure-block" id="block-{e(fig)}" data-block="{e(fig)}" '
-                     f'data-evidence="{int(present)}"><h3>{e(paper_label(fig))}</h3>{ev}'
+                     f'data-evidence="{int(present)}"><h3>{e(paper_label(fig))}</h3>{differs_tag(rows, e)}{ev}'
                      f'<div class="caption">{captions(fig)}</div>{items}</section>')
     return "\n".join(parts), shown
