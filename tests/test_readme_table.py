@@ -61,6 +61,33 @@ def test_the_quick_column_comes_from_the_committed_quick_claims(tmp_path):
     assert "| FAIL 1.0 (threshold 1) | PASS" in text and "not in the quick run's file" in text
 
 
+def _quick_run(root: Path, preset="quick", subset="") -> Path:
+    results = root / "results"
+    (results / "review").mkdir(parents=True)
+    pd.DataFrame({"id": ["1a", "2"], "status": ["PASS", "FAIL"], "measured": ["0.9", "0.5"],
+                  "threshold": ["1", "0.75"]}).to_csv(results / "review" / "claims.csv", index=False)
+    (results / "manifest.json").write_text(json.dumps({
+        "code": {"commit": "abcdef0123456789", "dirty": False}, "created": "2026-12-04T19:00:00+00:00",
+        "settings": {"preset": preset, "subset": subset}}))
+    return results
+
+
+def test_quick_from_takes_a_finished_quick_run_and_names_its_commit(tmp_path):
+    repo = _repo(tmp_path)
+    (repo / "docs").mkdir(exist_ok=True)
+    assert R.main(repo=repo, quick_from=_quick_run(tmp_path / "q")) == 0
+    assert json.loads((repo / R.QUICK_SOURCE).read_text())["commit"] == "abcdef0123456789"
+    text = (repo / "README.md").read_text()
+    assert "| PASS 0.9 (threshold 1) | PASS" in text and "quick run of commit abcdef0 (2026-12-04)" in text
+    assert R.main(check=True, repo=repo) == 0
+    with pytest.raises(ValueError, match="preset 'paper'"):
+        R.take_quick(_quick_run(tmp_path / "p", preset="paper"), repo)
+    with pytest.raises(ValueError, match="subset"):
+        R.take_quick(_quick_run(tmp_path / "s", subset="fig6"), repo)
+    with pytest.raises(FileNotFoundError, match="claims.csv"):
+        R.take_quick(tmp_path / "nothing" / "results", repo)
+
+
 def test_missing_markers_are_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="markers"):
         R.render("no markers here", "table")

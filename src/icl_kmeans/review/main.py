@@ -3,7 +3,8 @@
     python -m icl_kmeans.review review [--results results] [--workers N] [--workdir results/paper-scale]
                                        [--recompute N [--recompute-seed S] [--retrain-steps M]]
     python -m icl_kmeans.review unpack results/bundle.tar.gz <clone>
-    python -m icl_kmeans.review readme [--check]     README.md's reproduction table and docs/paper-scale.md's numbers
+    python -m icl_kmeans.review readme [--check] [--quick-from results]
+                                                     README.md's reproduction table and docs/paper-scale.md's numbers
 
 Decision on failures: the review target fails (non-zero exit) on any INTEGRITY problem -- a missing,
 extra or changed artifact, a missing manifest, a rebuilt figure or Table 1 that differs from the shipped
@@ -154,6 +155,9 @@ def main(argv=None) -> int:
                    help="review the results/ of this folder, e.g. results/paper-scale (a subset's subset_dir)")
     m = sub.add_parser("readme", help="write README.md's reproduction table from the claims (readme_table.py)")
     m.add_argument("--check", action="store_true", help="exit 1 when README.md differs from what would be written")
+    m.add_argument("--quick-from", default=None, metavar="RESULTS",
+                   help="first copy the claims of this finished default quick run (its results/ folder) into "
+                        "docs/claims-quick.csv, the README's quick column")
     u = sub.add_parser("unpack", help="extract a results bundle into a clone of the repository")
     u.add_argument("bundle")
     u.add_argument("dest", nargs="?", default=".")
@@ -161,7 +165,7 @@ def main(argv=None) -> int:
     if a.cmd == "readme":
         from .readme_table import main as readme
 
-        return readme(check=a.check)
+        return readme(check=a.check, quick_from=a.quick_from)
     if a.cmd == "unpack":
         from .bundle import unpack
 
