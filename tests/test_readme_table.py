@@ -131,3 +131,18 @@ def test_a_run_not_in_the_manifest_stays_out_of_the_doc(tmp_path):
     shutil.copytree(results / "metrics" / f"run={run}" / f"seed={seed}",
                     results / "metrics" / f"run={extra['run']}" / "seed=1")
     assert P.runs_block(results, []) == before and "| 999 |" not in before
+
+
+def test_the_growth_block_reads_the_committed_resume_files(tmp_path):
+    repo = _repo(tmp_path)
+    doc = (repo / P.DOC).read_text()
+    # the growth command of the doc plans the subset the block reports on
+    assert f";{P.GROWTH}'" in doc, "docs/paper-scale.md's growth command must append GROWTH to the subset"
+    block = doc[doc.index(P.markers("growth")[0]):doc.index(P.markers("growth")[1])]
+    assert f"Subset `{P.GROWTH}`" in block
+    resumes = sorted((repo / R.PAPER_SCALE / "runs").glob("*/seed*/checkpoint.pt.resume"))
+    assert resumes, "the committed folder holds the growth's resume files"
+    resumes[0].unlink()  # a run whose resume file is gone counts as not started: the block changes
+    assert R.main(check=True, repo=repo) == 1
+    R.main(repo=repo)
+    assert (repo / P.DOC).read_text() != doc

@@ -9,7 +9,9 @@ Each block lies between its own pair of markers in docs/paper-scale.md:
 - multistep: the median over seeds of the mean log k-means objective at t = 1 and t = T, per evaluation
   table, test set, mode and curve, with Lloyd's (and EM's) value;
 - fig5: the peak of each gap surface, of the task-averaged losses (the claims' reading) and the largest
-  over tasks (the diagnostic).
+  over tasks (the diagnostic);
+- growth: the subset being added (GROWTH): which of its (run, seed) pairs have a committed resume file, and
+  the step it holds (finished, or part-way), read from the resume files themselves.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from pathlib import Path
 import pandas as pd
 
 DOC = Path("docs/paper-scale.md")
-BLOCKS = ("runs", "multistep", "fig5")
+BLOCKS = ("runs", "multistep", "fig5", "growth")
+# The cells being added to the committed folder (appended to its subset; docs/paper-scale.md's growth
+# command): Fig 2a / Fig 10 at d = 4, k = 6, tau = 1. Empty once they are drawn and committed.
+GROWTH = "fig10:d=4,tau=1"
 MULTISTEP_TABLES = ("fig6", "fig7", "fig8", "fig12", "fig_em")
 BASELINES = ("Lloyd", "EM")
 
@@ -116,10 +121,47 @@ def fig5_block(results: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def growth_block(results: Path, settings: dict, growth: str = GROWTH) -> str:
+    """The growth in progress: its (run, seed) pairs beyond the manifest's settings, each with the step of its
+    committed resume file (a finished run's restores its outputs without training)."""
+    if not growth:
+        return "No growth in progress: every run of the subset is drawn and committed.\n"
+    from ..checkpoint import load_checkpoint
+    from ..pipeline import studies
+    from .trained import settings_runs
+
+    grown = dict(settings, subset=";".join(p for p in (settings.get("subset"), growth) if p))
+    runs = studies.build(grown).runs
+    new = sorted(settings_runs(grown) - settings_runs(settings))
+    finished, partway, waiting = [], [], []
+    for run, seed in new:
+        cfg = runs[run]
+        label = f"{cfg['embedding']}:{cfg['regularizer']} {seed}"
+        resume = results / "runs" / run / f"seed{seed}" / "checkpoint.pt.resume"
+        if not resume.is_file():
+            waiting.append(label)
+            continue
+        ckpt = load_checkpoint(resume)
+        if ckpt["status"] == "diverged" or ckpt["step"] >= cfg["steps"]:
+            finished.append(label + (" (diverged)" if ckpt["status"] == "diverged" else ""))
+        else:
+            partway.append(f"{label} (step {ckpt['step']})")
+    cells = sorted({(runs[r]["d"], runs[r]["k"], runs[r]["tau"]) for r, _ in new})
+    where = "; ".join(f"d = {d}, k = {k}, tau = {t:g}" for d, k, t in cells)
+    lines = [f"Subset `{growth}` ({where}): {len(new)} runs (run, seed). "
+             f"{len(finished)} trained, {len(partway)} part-way, {len(waiting)} not started."]
+    for name, items in (("Trained", finished), ("Part-way (step of the resume file)", partway),
+                        ("Not started", waiting)):
+        if items:
+            lines.append(f"- {name}: {', '.join(items)}.")
+    return "\n".join(lines) + "\n"
+
+
 def blocks(results: Path) -> dict[str, str]:
     settings = json.loads((results / "manifest.json").read_text()).get("settings", {})
     return dict(runs=runs_block(results, [int(s) for s in settings.get("seeds", [])]),
-                multistep=multistep_block(results), fig5=fig5_block(results))
+                multistep=multistep_block(results), fig5=fig5_block(results),
+                growth=growth_block(results, settings))
 
 
 def render(text: str, generated: dict[str, str]) -> str:
