@@ -114,18 +114,28 @@ def test_a_part_draws_its_block_alone_titled_with_the_papers_letter(tables):
         figures.draw("fig15d", one, figures.figure_settings("fig15d", s))
 
 
-def test_a_lettered_figure_drawn_whole_keeps_the_papers_letter_for_one_block(tables):
-    """Fig 14 with only tau = 0.1 (a subset) is part (b), not (a)."""
+def test_a_lettered_figure_drawn_whole_takes_the_registrys_letters(tables, monkeypatch):
+    """Fig 14's blocks are lettered by the registry's parts, not by their position; with one block (the
+    committed paper-scale Fig 14 holds tau = 0.1 alone) the block is named by its facets, unlettered."""
+    import dataclasses
+
     import matplotlib.pyplot as plt
 
     s = smoke_settings()
     df = tables["fig14"]
-    figure = figures.draw("fig14", df[df["tau"] == 0.1], figures.figure_settings("fig14", s))
-    try:
-        labels = [ax.get_ylabel() for ax in figure.axes if ax.get_ylabel()]
-        assert labels and labels[0].startswith("(b) τ=0.1")
-    finally:
-        plt.close(figure)
+
+    def row_labels(table):
+        figure = figures.draw("fig14", table, figures.figure_settings("fig14", s))
+        try:
+            return [ax.get_ylabel().split("\n")[0] for ax in figure.axes if "\n" in ax.get_ylabel()]
+        finally:
+            plt.close(figure)
+
+    assert row_labels(df) == ["(a) τ=0.25", "(b) τ=0.1"]
+    assert row_labels(df[df["tau"] == 0.1]) == ["τ=0.1"]
+    swapped = dataclasses.replace(R.BY_ID["fig14"], parts=(R.Part("b", (("tau", 0.25),)), R.Part("a", (("tau", 0.1),))))
+    monkeypatch.setitem(R.BY_ID, "fig14", swapped)
+    assert row_labels(df) == ["(b) τ=0.25", "(a) τ=0.1"]  # the registry's letters, whatever the order
 
 
 def test_the_rebuild_draws_a_part_from_its_figures_table(tmp_path, tables):
@@ -144,3 +154,19 @@ def test_the_rebuild_draws_a_part_from_its_figures_table(tmp_path, tables):
     assert rebuild.targets_of(manifest, results.as_posix()) == [("fig16c", [p.as_posix() for p in shipped])]
     out = rebuild.rebuild(manifest, {"settings": s}, tmp_path / "scratch", results=results.as_posix(), cache=False)
     assert [(c.target, c.status) for c in out] == [("fig16c", "identical"), ("fig16c", "identical")]
+
+
+def test_the_review_report_embeds_each_drawn_part(tmp_path):
+    from icl_kmeans.review.report_claims import evidence
+
+    figs = tmp_path / "figures"
+    figs.mkdir()
+    for stem in ("fig15b", "fig15d", "fig6"):
+        (figs / f"{stem}.png").write_bytes(b"png")
+    img = lambda p: f"<img alt='{p.name}'>"  # noqa: E731
+    html, present = evidence("fig15", figs, tmp_path, tmp_path / "report.html", img, None)
+    assert present and html.count("<img") == 2 and "fig15b.png" in html and "fig15d.png" in html
+    html, present = evidence("fig16", figs, tmp_path, tmp_path / "report.html", img, None)
+    assert not present
+    html, present = evidence("fig6", figs, tmp_path, tmp_path / "report.html", img, None)
+    assert present and html.count("<img") == 1

@@ -100,8 +100,10 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
         bdf = select_rows(df, block_keys, bval)
         # a block's facets label its rows (the first column's y-labels), its part letter first
         block_name = "" if part else ", ".join(facet_label(k, v) for k, v in zip(block_keys, bval))
-        letter = figure_registry.part_letter(fig_id, dict(zip(block_keys, bval)))
-        if letter and block_name:  # the paper's letter of this block (Figure 14(b)), not its position
+        # the paper's letter of this block (Figure 14(b)), not its position; a figure drawn whole with one
+        # block (the committed paper-scale Fig 14 at tau = 0.1) names it by its facets alone, as before
+        letter = figure_registry.part_letter(fig_id, dict(zip(block_keys, bval))) if len(blocks) > 1 else None
+        if letter and block_name:
             block_name = f"({letter}) {block_name}"
         for c, cval in enumerate(cols):
             panel = select_rows(bdf, col_keys, cval)
