@@ -193,7 +193,7 @@ def test_captions_exist_and_render(settings):
     jinja2 = pytest.importorskip("jinja2")
     from docutils.core import publish_parts
 
-    for fig in studies.TARGETS:
+    for fig in studies.TARGETS + tuple(figure_registry.PART_IDS):  # a part's: its figure's, the part named
         template = figure_registry.caption_template(fig)
         assert template, fig
         panels = figures.caption_line(fig, settings) if fig != "table1" else ""

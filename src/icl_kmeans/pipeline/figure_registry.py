@@ -5,7 +5,10 @@ the time axis), the aggregation, the subsets, the plot rule and the review's cap
 and the tests read it. What a figure's runs and evaluation are is still written in studies.build (a
 figure that draws an existing evaluation, like fig18, needs nothing there); its caption is the row's
 `caption`, or the package's captions/<id>.rst for the rows that leave it empty. docs/pipeline.md ("Adding a
-figure") has a worked example. Pure Python: Snakemake imports it while it parses the workflow.
+figure") has a worked example. A row lists the parts the paper letters (`parts`: Part(letter, facets)); a
+figure too large for a page whole (`split`: Figs 15, 16) is drawn one part a target and file, `fig15d`
+(part_id, part_of, parent, drawn_ids), from its figure's one table. Pure Python: Snakemake imports it while
+it parses the workflow.
 """
 
 from __future__ import annotations
