@@ -170,3 +170,13 @@ def test_the_review_report_embeds_each_drawn_part(tmp_path):
     assert not present
     html, present = evidence("fig6", figs, tmp_path, tmp_path / "report.html", img, None)
     assert present and html.count("<img") == 1
+
+
+def test_the_manifest_marks_a_whole_fig15_file_as_of_another_configuration():
+    from icl_kmeans.review import manifest as M
+
+    known = {"runs": set(), "dists": set(), "testsets": set(), "figs": {"fig15", "fig15d", "fig14"}}
+    assert M.is_current("results/figures/fig15d.png", known) and M.is_current("results/tables/fig15.parquet", known)
+    assert M.is_current("results/figures/fig14.png", known)
+    assert not M.is_current("results/figures/fig15.png", known)  # drawn in parts now
+    assert not M.is_current("results/figures/fig15a.png", known)  # a part this configuration does not draw
