@@ -41,10 +41,10 @@ def tables(tmp_path_factory, registry):
     return aggregated_tables(tmp_path_factory.mktemp("runs"), registry)
 
 
-@pytest.mark.parametrize("fig", studies.FIGURES)
+@pytest.mark.parametrize("fig", figure_registry.plot_ids())
 def test_every_figure_draws_pdf_and_png(tmp_path, tables, settings, fig):
     pdf, png = tmp_path / f"{fig}.pdf", tmp_path / f"{fig}.png"
-    figures.plot(fig, tables[fig], pdf, png, figures.figure_settings(fig, settings))
+    figures.plot(fig, tables[figure_registry.parent(fig)], pdf, png, figures.figure_settings(fig, settings))
     assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 5000
     assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 5000
     assert b"CreationDate" not in pdf.read_bytes()
@@ -193,7 +193,7 @@ def test_captions_exist_and_render(settings):
     jinja2 = pytest.importorskip("jinja2")
     from docutils.core import publish_parts
 
-    for fig in studies.TARGETS:
+    for fig in studies.TARGETS + tuple(figure_registry.PART_IDS):  # a part's: its figure's, the part named
         template = figure_registry.caption_template(fig)
         assert template, fig
         panels = figures.caption_line(fig, settings) if fig != "table1" else ""

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from icl_kmeans.pipeline import settings, studies
+from icl_kmeans.pipeline import figure_registry, settings, studies
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -166,8 +166,19 @@ def test_seeds_given_on_the_command_line_reach_the_dag():
 def test_every_target_has_a_rule():
     proc = snakemake("--list-rules", cwd=REPO, check=True)
     rules = set(proc.stdout.split())
-    for target in studies.TARGETS:
+    for target in studies.TARGETS + tuple(figure_registry.PART_IDS):  # fig15a ... fig16d: a part is a target
         assert target in rules, f"no target rule {target}"
+
+
+def test_a_subset_holding_one_part_of_fig15_draws_only_that_part():
+    """fig15:d=32,tau=0.1 is Figure 15(d): the plan draws fig15d from results/tables/fig15.parquet, no other
+    part and no whole fig15; the target fig15 asks for that part alone."""
+    proc = snakemake("-n", "fig15", "--config", "preset=smoke", "subset=fig15:d=32,tau=0.1", cwd=REPO, check=True)
+    out = proc.stdout + proc.stderr
+    drawn = set(re.findall(r"results/figures/(\w+)\.(?:pdf|png)", out))
+    assert drawn == {"fig15d"}, drawn
+    assert job_stats(out)["plot"] == 1
+    assert "input: results/tables/fig15.parquet" in out
 
 
 def test_lint_is_clean():

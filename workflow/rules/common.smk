@@ -130,7 +130,18 @@ def run_inputs(fig):
 
 
 def figure_files(fig):
-    return [FIGURE.format(fig=fig, ext=ext) for ext in ("pdf", "png")]
+    """The PDF and PNG files that draw fig: its own, or for a figure drawn in parts (the registry's split:
+    Figs 15, 16) those of its parts that these studies hold a curve of (a subset with only d = 32, tau = 0.1
+    of Fig 15 draws fig15d alone); a part id (fig15d): the part's."""
+    curves = ST.training.get(_figure_registry.parent(fig))
+    facets = (
+        [c.facets for c in curves] if curves else None
+    )  # a figure these studies lack: all its parts
+    return [
+        FIGURE.format(fig=stem, ext=ext)
+        for stem in _figure_registry.drawn_ids(fig, facets)
+        for ext in ("pdf", "png")
+    ]
 
 
 # Resources of the GPU jobs (training, evaluation, profiling). One GPU, as the SLURM profile (slurm/)
@@ -197,4 +208,4 @@ ALL_TARGET_FILES = [
 wildcard_constraints:
     seed=r"\d+",
     run=r"[A-Za-z0-9_.:-]+",
-    fig=r"fig(\d+|_em)|table1",
+    fig=r"fig(\d+[a-z]?|_em)|table1",

@@ -1,7 +1,10 @@
 # Figures: one rule, plot, draws a figure's PDF and PNG from its table only ({fig} = fig1 ... fig19,
 # fig_em), so changing plotting code never retrains or re-evaluates; its caption in Snakemake's report is
-# the package's captions/<fig>.rst filled in (figure_caption), passed as a param. Table 1 as CSV and Markdown (write_table1). Named
-# targets fig1 ... fig19, fig_em and table1 (one alias rule each: a target name cannot be a wildcard).
+# the package's captions/<fig>.rst filled in (figure_caption), passed as a param. A figure drawn in parts
+# (the registry's split: Figs 15, 16) is drawn one part a job and file ({fig} = fig15a ... fig16d), each
+# from its figure's table (results/tables/fig15.parquet). Table 1 as CSV and Markdown (write_table1). Named
+# targets fig1 ... fig19, fig_em, the parts fig15a ... fig16d and table1 (one alias rule each: a target name
+# cannot be a wildcard); fig15 asks for the parts its studies hold (figure_files).
 
 FIGURES_CODE = sorted(
     os.path.relpath(p) for p in (REPO / "src/icl_kmeans/pipeline/figures").glob("*.py")
@@ -21,7 +24,7 @@ FIGURE_CATEGORY = {
 
 rule plot:
     input:
-        table=TABLE,
+        table=lambda w: TABLE.format(fig=_figure_registry.parent(w.fig)),
         code=FIGURES_CODE,
     output:
         pdf=FIGURE.replace("{ext}", "pdf"),
@@ -33,7 +36,7 @@ rule plot:
     log:
         f"{LOGS}/figures/{{fig}}.log",
     wildcard_constraints:
-        fig="|".join(_studies.FIGURES),
+        fig="|".join(_figure_registry.plot_ids()),
     conda:
         ANALYSIS_ENV
     params:
@@ -69,7 +72,7 @@ rule write_table1:
         "../scripts/table1.py"
 
 
-for _fig in _studies.FIGURES:
+for _fig in _studies.FIGURES + tuple(_figure_registry.PART_IDS):
 
     rule:
         name:

@@ -20,7 +20,7 @@ MANIFEST_KNOWN = dict(
     runs=sorted(ST.runs),
     dists=sorted(DISTS),
     testsets=sorted(TESTSETS),
-    figs=sorted(_studies.TARGETS),
+    figs=sorted(set(_studies.TARGETS) | set(_figure_registry.PART_IDS)),
 )
 
 

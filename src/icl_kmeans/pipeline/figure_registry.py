@@ -5,7 +5,10 @@ the time axis), the aggregation, the subsets, the plot rule and the review's cap
 and the tests read it. What a figure's runs and evaluation are is still written in studies.build (a
 figure that draws an existing evaluation, like fig18, needs nothing there); its caption is the row's
 `caption`, or the package's captions/<id>.rst for the rows that leave it empty. docs/pipeline.md ("Adding a
-figure") has a worked example. Pure Python: Snakemake imports it while it parses the workflow.
+figure") has a worked example. A row lists the parts the paper letters (`parts`: Part(letter, facets)); a
+figure too large for a page whole (`split`: Figs 15, 16) is drawn one part a target and file, `fig15d`
+(part_id, part_of, parent, drawn_ids), from its figure's one table. Pure Python: Snakemake imports it while
+it parses the workflow.
 """
 
 from __future__ import annotations
@@ -15,6 +18,29 @@ from typing import NamedTuple
 
 KINDS = ("training", "multistep", "landscape", "dissimilarity", "profile")
 TRAINED_KINDS = ("training", "multistep", "landscape")  # kinds that draw trained models
+
+
+class Part(NamedTuple):
+    """A part of a figure as the paper letters it: Figure 15(d) is Part("d", (("d", 32), ("tau", 0.1))), the
+    curves whose facets hold these values (a block of two rows: training loss, relative validation loss)."""
+
+    letter: str
+    facets: tuple  # ((facet key, value), ...)
+
+    def matches(self, facets: dict) -> bool:
+        """Whether a curve's (or a table row's) facets hold this part's values (numbers compared as numbers)."""
+        return all(k in facets and _same(facets[k], v) for k, v in self.facets)
+
+    def label(self) -> str:
+        """'d = 32, tau = 0.1': the part's facets as the titles write them."""
+        return ", ".join(f"{k} = {v:g}" if isinstance(v, (int, float)) else f"{k} = {v}" for k, v in self.facets)
+
+
+def _same(a, b) -> bool:
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return str(a) == str(b)
 
 
 @dataclass(frozen=True)
@@ -29,6 +55,12 @@ class Figure:
     # the report's caption (reStructuredText; {{ snakemake.params.scale }} and {{ snakemake.params.panels }}
     # are filled in); empty: the package's captions/<id>.rst
     caption: str = ""
+    # the parts the paper letters, in its order (Figure 15(a)-(d)): their letters do not depend on which parts a
+    # run holds; empty: a figure without lettered parts
+    parts: tuple = ()
+    # each part is its own target and file (results/figures/fig15a.pdf, ...; the table stays one per figure):
+    # a figure too large for a page when drawn whole (Figs 15, 16)
+    split: bool = False
 
 
 class ModelKey(NamedTuple):
@@ -91,16 +123,21 @@ TABLE = (
            evaluation=None),
     Figure("fig14", "training", "training.plot_training",
            "Figure 14: d sweep, k = 6",
-           evaluation=None),
+           evaluation=None, parts=(Part("a", (("tau", 0.25),)), Part("b", (("tau", 0.1),)))),
     Figure("fig15", "training", "training.plot_training",
            "Figure 15: k sweep (columns); parts (a)-(d): (d, tau)",
-           evaluation=None),
+           evaluation=None, split=True,
+           parts=(Part("a", (("d", 4), ("tau", 1.0))), Part("b", (("d", 4), ("tau", 0.1))),
+                  Part("c", (("d", 32), ("tau", 1.0))), Part("d", (("d", 32), ("tau", 0.1))))),
     Figure("fig16", "training", "training.plot_training",
            "Figure 16: task families (columns), d = 32; parts (a)-(d): (k, tau)",
-           evaluation=None),
+           evaluation=None, split=True,
+           parts=(Part("a", (("k", 6), ("tau", 1.0))), Part("b", (("k", 10), ("tau", 1.0))),
+                  Part("c", (("k", 6), ("tau", 0.1))), Part("d", (("k", 10), ("tau", 0.1))))),
     Figure("fig17", "training", "training.plot_training",
            "Figure 17: L2, OH vs BN against wall-clock time, with gradient clipping",
-           evaluation=None, timed_alone=True),
+           evaluation=None, timed_alone=True,
+           parts=(Part("a", (("d", 16), ("k", 16), ("tau", 1.0))), Part("b", (("d", 32), ("k", 25), ("tau", 1.0))))),
     Figure("fig18", "multistep", "multistep.plot_family_grid",
            "Figure 18: train family (column) x test family (row), multi-step re-embed, L2 (large)",
            evaluation="fig8", plot_options=(("row_height", 1.55),)),
@@ -118,16 +155,85 @@ TABLE = (
 BY_ID = {f.id: f for f in TABLE}
 
 
+def part_id(fig_id: str, part: Part) -> str:
+    """fig15 and its part (d) -> 'fig15d': the target and file stem of a part drawn on its own."""
+    return f"{fig_id}{part.letter}"
+
+
+PART_IDS = {part_id(f.id, p): (f, p) for f in TABLE if f.split for p in f.parts}  # fig15a -> (fig15's row, Part a)
+
+
+def part_of(fig_id: str) -> tuple[Figure, Part]:
+    """'fig15d' -> (Figure 15's row, its Part d); ValueError for an id that is no part drawn on its own."""
+    if fig_id not in PART_IDS:
+        raise ValueError(f"{fig_id!r} is no part of a figure drawn in parts; expected one of {list(PART_IDS)}")
+    return PART_IDS[fig_id]
+
+
+def is_part(fig_id: str) -> bool:
+    return fig_id in PART_IDS
+
+
+def parent(fig_id: str) -> str:
+    """The figure a part id belongs to ('fig15d' -> 'fig15'); any other id as it is."""
+    return PART_IDS[fig_id][0].id if fig_id in PART_IDS else fig_id
+
+
 def figure(fig_id: str) -> Figure:
+    """The registry row of a figure id, or of the figure a part id belongs to (fig15d: Figure 15's row)."""
+    fig_id = parent(fig_id)
     if fig_id not in BY_ID:
         raise ValueError(f"unknown figure {fig_id!r}; expected one of {list(BY_ID)}")
     return BY_ID[fig_id]
+
+
+def part_letter(fig_id: str, facets: dict) -> str | None:
+    """The paper's letter of the part whose facets `facets` hold (a curve's or a block's); None: not lettered."""
+    for p in figure(fig_id).parts:
+        if p.matches(facets):
+            return p.letter
+    return None
+
+
+def present_parts(fig_id: str, facets=None) -> tuple[Part, ...]:
+    """The parts of fig_id (paper order) that hold a curve: facets, the curves' facets (dicts: a studies'
+    Curve.facets, or a table's rows); None: every part."""
+    parts = figure(fig_id).parts
+    if facets is None:
+        return parts
+    facets = list(facets)
+    return tuple(p for p in parts if any(p.matches(f) for f in facets))
+
+
+def drawn_ids(fig_id: str, facets=None) -> tuple[str, ...]:
+    """The file stems (results/figures/<stem>.pdf/png) and plot targets that draw fig_id: the figure itself,
+    or for a figure drawn in parts its parts that hold a curve (facets as present_parts; None: all of them).
+    A part id draws itself."""
+    if fig_id in PART_IDS:
+        return (fig_id,)
+    row = figure(fig_id)
+    if not row.split:
+        return (fig_id,)
+    return tuple(part_id(fig_id, p) for p in present_parts(fig_id, facets))
+
+
+def part_title(fig_id: str) -> str:
+    """The title of a part drawn on its own: 'Figure 15(d): k sweep (columns), d = 32, tau = 0.1'."""
+    row, part = part_of(fig_id)
+    head, _, rest = row.title.partition(":")
+    what = rest.split(";")[0].strip()
+    return f"{head}({part.letter}): {what}, {part.label()}"
 
 
 def sharing_evaluation(fig_id: str) -> tuple[str, ...]:
     """The ids that draw the same evaluation table as fig_id (fig8 and fig18), fig_id included."""
     source = figure(fig_id).evaluation
     return (fig_id,) if source is None else tuple(f.id for f in TABLE if f.evaluation == source)
+
+
+def plot_ids() -> tuple[str, ...]:
+    """What the plot rule draws, one file pair each: every drawn figure, a figure drawn in parts as its parts."""
+    return tuple(p for f in ids(drawn=True) for p in drawn_ids(f))
 
 
 def ids(kind: str | None = None, drawn: bool | None = None) -> tuple[str, ...]:
@@ -138,10 +244,14 @@ def ids(kind: str | None = None, drawn: bool | None = None) -> tuple[str, ...]:
 
 def caption_template(fig_id: str) -> str:
     """The caption of fig_id before its scale and panel lines are filled in: the registry row's caption, or the
-    package's captions/<id>.rst; "" where neither exists."""
+    package's captions/<id>.rst; "" where neither exists. A part id (fig15d): its figure's caption, which
+    part it is first."""
     from . import captions
 
     row = figure(fig_id)
-    if row.caption:
-        return row.caption
-    return captions.template(fig_id) if captions.has_template(fig_id) else ""
+    text = row.caption or (captions.template(row.id) if captions.has_template(row.id) else "")
+    if text and fig_id in PART_IDS:  # a part drawn on its own: its figure's caption, and which part it is
+        part = PART_IDS[fig_id][1]
+        text = (f"Part ({part.letter}) of {row.title.partition(':')[0]}: {part.label()}; the other parts are files "
+                f"of their own.\n\n{text}")
+    return text

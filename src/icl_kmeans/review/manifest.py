@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..atomic import atomic_write, atomic_write_json
+from ..pipeline.figure_registry import BY_ID
 from ..pipeline.provenance import RESULTS, canonical, code_version, digest, package_versions, read_sidecar, sha256_file
 
 MANIFEST_VERSION = 1
@@ -147,6 +148,8 @@ def is_current(path: str, known: dict | None, results=RESULTS) -> bool:
         return parts[2] in known["dists"]
     if parts[:2] == ("tasks", "test"):
         return stem in known["testsets"]
+    if parts[0] == "figures" and stem in BY_ID and BY_ID[stem].split:
+        return False  # a figure drawn in parts (figures/fig15a.*) whole: a file of an older configuration
     if parts[0] in ("eval", "tables", "figures"):
         return stem in known["figs"]
     return True

@@ -1,7 +1,7 @@
 """Rebuild the figures and Table 1 from the aggregated tables and compare them with the shipped ones.
 
-Only results/tables/{fig}.parquet is read (never a checkpoint or an evaluation): each figure is drawn
-again with the same function its plot rule called (pipeline.figures.plot), Table 1 is written again
+Only results/tables/{fig}.parquet is read (never a checkpoint or an evaluation; a part drawn on its own,
+figures/fig15d.*, reads its figure's tables/fig15.parquet): each figure is drawn again with the same function its plot rule called (pipeline.figures.plot), Table 1 is written again
 with pipeline.table1.write, into a scratch folder (results/review/rebuild/). The settings passed are
 those the shipped file's job got (its params in the manifest, checked against its config digest);
 failing that, pipeline.figures.figure_settings of the manifest's settings.
@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..pipeline.figure_registry import parent
 from ..pipeline.provenance import RESULTS, digest, package_versions, sha256_file
 
 PNG_PIXEL_TOL = 0.1
@@ -190,7 +191,8 @@ def rebuild(manifest: pd.DataFrame, meta: dict, scratch, results=RESULTS, worker
     jobs, comparisons, keys, cached = [], [], {}, set()
     targets = targets_of(manifest, results)
     for fig, shipped in targets:
-        table = Path(results) / "tables" / f"{fig}.parquet"
+        # a part drawn on its own (figures/fig15d.*) is drawn again from its figure's table (tables/fig15.parquet)
+        table = Path(results) / "tables" / f"{parent(fig)}.parquet"
         if not table.is_file():
             comparisons += [Comparison(fig, s, "", "missing", f"its table {table} is missing") for s in shipped]
             continue

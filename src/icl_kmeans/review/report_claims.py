@@ -2,7 +2,8 @@
 paper figure with the paper's sentence, its number, the measured value, the status, the scale and cells it was
 read at, and the figure itself (embedded, linking to the full-size file) or, for Table 1, its table.
 
-Every produced figure is embedded exactly once: in its claims' block, or among the figures without a claim.
+Every produced figure is embedded exactly once: in its claims' block, or among the figures without a claim; a
+figure drawn in parts (Figs 15, 16) as each of its parts that was drawn.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import re
 from pathlib import Path
 
 import pandas as pd
+
+from ..pipeline.figure_registry import BY_ID, drawn_ids
 
 STATUSES = ("PASS", "FAIL", "NOT-RUN", "ERROR")
 
@@ -74,11 +77,17 @@ def evidence(fig: str, figures_dir: Path, results: Path, report_path: Path, img,
         if csv.is_file():
             return f'<div class="evidence">{table(pd.read_csv(csv))}</div>', True
         return '<p class="no-evidence"><i>Table 1 was not produced by this preset.</i></p>', False
-    png = Path(figures_dir) / f"{fig}.png"
-    if not png.is_file():
+    # a figure drawn in parts (Figs 15, 16): each of its parts that was drawn (a subset may hold one)
+    pngs = [Path(figures_dir) / f"{stem}.png" for stem in drawn_ids(fig)] if fig in BY_ID else [
+        Path(figures_dir) / f"{fig}.png"]
+    pngs = [png for png in pngs if png.is_file()]
+    if not pngs:
         return f'<p class="no-evidence"><i>{paper_label(fig)} was not produced by this preset.</i></p>', False
-    href = os.path.relpath(png.resolve(), Path(report_path).resolve().parent)
-    return f'<div class="evidence"><a href="{href}" target="_blank" title="full size">{img(png)}</a></div>', True
+    links = []
+    for png in pngs:
+        href = os.path.relpath(png.resolve(), Path(report_path).resolve().parent)
+        links.append(f'<a href="{href}" target="_blank" title="full size">{img(png)}</a>')
+    return f'<div class="evidence">{"".join(links)}</div>', True
 
 
 def differs_tag(rows: pd.DataFrame, e) -> str:

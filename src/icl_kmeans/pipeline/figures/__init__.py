@@ -33,17 +33,24 @@ import pandas as pd
 
 from ...emd_table import emd_matrix
 from ...profile_table import relative_gain
-from .common import PALETTE, require, save, style
-from ..figure_registry import figure, ids
+from .common import PALETTE, require, save, select_part, style
+from ..figure_registry import drawn_ids, figure, ids, is_part
 from .panels import caption_line
 from .scale import SCALE_KEYS, figure_settings, kind, paper_settings, scale_line
 
 def draw(fig_id: str, df: pd.DataFrame, settings: dict):
-    """The matplotlib Figure of fig_id from its aggregated table (a DataFrame), by its registry row's plotter."""
+    """The matplotlib Figure of fig_id from its aggregated table (a DataFrame), by its registry row's plotter.
+
+    A figure drawn in parts (the registry's split: Figs 15, 16) is drawn one part at a time: fig_id is the
+    part's id (fig15d), df the figure's table (results/tables/fig15.parquet), of which the part's rows are drawn."""
     row = figure(fig_id)
     if row.plotter is None:
         raise ValueError(f"{fig_id!r} is not drawn by the figure modules; expected one of {list(ids(drawn=True))}")
+    if row.split and not is_part(fig_id):
+        raise ValueError(f"{fig_id!r} is drawn in parts, one file each: draw one of {list(drawn_ids(fig_id))}")
     require(df, fig_id, "the figure (the table is empty)")
+    if is_part(fig_id):
+        df = select_part(df, fig_id)
     style()
     module, function = row.plotter.split(".")
     plotter = getattr(import_module(f".{module}", __name__), function)
@@ -51,7 +58,8 @@ def draw(fig_id: str, df: pd.DataFrame, settings: dict):
 
 
 def plot(fig: str, table, pdf, png, settings: dict) -> None:
-    """Reads results/tables/{fig}.parquet (path or DataFrame) and writes the figure as PDF and PNG."""
+    """Reads results/tables/{fig}.parquet (path or DataFrame) and writes the figure as PDF and PNG; for a part
+    id (fig15d), its figure's table (results/tables/fig15.parquet) and the part."""
     import pyarrow.parquet as pq
 
     df = table if isinstance(table, pd.DataFrame) else pq.read_table(table).to_pandas()

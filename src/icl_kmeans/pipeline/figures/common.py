@@ -39,6 +39,20 @@ def require(df: pd.DataFrame, fig: str, what: str) -> pd.DataFrame:
     return df
 
 
+def select_part(df: pd.DataFrame, part_id: str) -> pd.DataFrame:
+    """The rows of a figure's table that a part drawn on its own holds (fig15d: d = 32, tau = 0.1)."""
+    from ..figure_registry import part_of
+
+    row, part = part_of(part_id)
+    missing = [k for k, _ in part.facets if k not in df.columns]
+    if missing:
+        raise ValueError(f"{part_id}: the table of {row.id} has no column {missing} to select part ({part.letter})")
+    mask = np.ones(len(df), dtype=bool)
+    for k, v in part.facets:
+        mask &= np.isclose(df[k].to_numpy(dtype=float), float(v))
+    return require(df[mask], part_id, f"part ({part.letter}) of {row.id}, {part.label()}")
+
+
 def facet_label(key: str, value) -> str:
     if key == "panel":
         return f"({value})"
@@ -218,16 +232,17 @@ def finish(fig, fig_id: str, settings: dict, legend_curves=None, extra: str = ""
 
 
 def figure_title(fig_id: str, settings: dict) -> str:
-    """The registry's title; for a subset, what the subset holds of the figure (its cells, or the whole)."""
-    title = figure(fig_id).title
+    """The registry's title (a part's: 'Figure 15(d): ..., d = 32, tau = 0.1'); for a subset, what the subset
+    holds of the figure (its cells, or the whole)."""
+    from ..figure_registry import is_part, parent, part_title, sharing_evaluation
+
+    title = part_title(fig_id) if is_part(fig_id) else figure(fig_id).title
     subset = settings.get("subset")
     if not subset:
         return title
     from ..subset import parse
 
-    from ..figure_registry import sharing_evaluation
-
-    cells = [c for fig, c in parse(subset) if fig in sharing_evaluation(fig_id)]  # Fig 18 draws Fig 8's cells
+    cells = [c for fig, c in parse(subset) if fig in sharing_evaluation(parent(fig_id))]  # Fig 18 draws Fig 8's
     if not cells or any(not c for c in cells):  # the whole figure (or nothing of it) is in the subset
         return title
     held = "; ".join(", ".join(f"{k}={'|'.join(v)}" for k, v in c.items()) for c in cells)

@@ -13,7 +13,7 @@ Pure Python: Snakemake and the review build captions from the settings alone.
 from __future__ import annotations
 
 from .. import studies as studies_mod
-from ..figure_registry import TRAINED_KINDS, ModelKey, figure
+from ..figure_registry import TRAINED_KINDS, ModelKey, figure, is_part, parent, part_of
 from .common import facet_label
 
 SHORT_NOTE = "before the learning transition"
@@ -38,7 +38,10 @@ def _panels(fig: str, st) -> dict:
     """panel name -> {curve label: M} from the studies (the runs' configured steps)."""
     out: dict = {}
     if figure(fig).kind == "training":
-        for c in st.training.get(fig, []):
+        part = part_of(fig)[1] if is_part(fig) else None  # a part drawn on its own (fig15d): its curves
+        for c in st.training.get(parent(fig), []):
+            if part is not None and not part.matches(c.facets):
+                continue
             name = " ".join(facet_label(k, v) for k, v in c.facets.items())
             out.setdefault(name, {})[c.label] = st.runs[c.run]["steps"]
         return out

@@ -2,7 +2,8 @@
 and the relative validation loss (bottom row, linear y-axis from the first validation after step 0, whose
 values of 10-30 would squeeze the margin below 1 that carries the paper's message; dotted line at 1, each
 curve's final median printed after its end), one column per facet. Where the paper names a figure's parts
-(Figure 14(a), 15(d), 16(a)-(d), 17(a)-(b)), each block of rows is one part, lettered.
+(Figure 14(a), 15(d), 16(a)-(d), 17(a)-(b)), each block of rows is one part, with the paper's letter (the
+registry's parts); Figs 15 and 16 are drawn one part a file (fig15d: its title names the part).
 
 As in the paper, the training loss is first averaged per (run, seed) over each validation interval
 (block_means: eval_every steps, 50 in the paper), then the median and IQR over seeds are drawn: raw
@@ -22,10 +23,11 @@ from .panels import is_short, short_m
 
 # Facet keys that select a block of two rows (the rest are columns).
 # Fig 15's parts are its (d, tau) settings (15(d): d = 32, tau = 0.1), Fig 16's its (k, tau) settings
-# ((a) k = 6, tau = 1 ... (d) k = 10, tau = 0.1), as the paper's text names them.
+# ((a) k = 6, tau = 1 ... (d) k = 10, tau = 0.1), as the paper's text names them: the registry's parts
+# (figure_registry.Part) give each block its letter, whichever blocks a run holds, and Figs 15 and 16 are
+# drawn one part (one block) a file.
 BLOCKS = {"fig4": ["tau"], "fig10": ["d"], "fig11": ["d"], "fig13": ["d"], "fig14": ["tau"], "fig15": ["d", "tau"],
           "fig16": ["tau", "k"], "fig17": ["d", "k", "tau"]}
-PARTS = ("fig14", "fig15", "fig16", "fig17")  # figures whose blocks the paper names (a), (b), ...
 SHORT_LABELS = {"train_loss": "training loss", "rel_val_loss": "rel. val. loss"}
 
 
@@ -72,10 +74,12 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
     require(df, fig_id, "any training run")
     df = block_means(df)
     facets = facet_keys(df)
-    block_keys = [k for k in BLOCKS.get(fig_id, []) if k in facets]
+    row = figure_registry.figure(fig_id)  # a part's (fig15d) is its figure's
+    part = figure_registry.is_part(fig_id)  # one part on its own: the title names it, not the rows
+    block_keys = [k for k in BLOCKS.get(row.id, []) if k in facets]
     col_keys = [k for k in facets if k not in block_keys]
     blocks, cols = combos(df, block_keys), combos(df, col_keys)
-    timed = figure_registry.figure(fig_id).timed_alone
+    timed = row.timed_alone
     x = "step"
     if timed:
         wall = df[df["metric"] == "wall_time"]
@@ -91,14 +95,16 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
     figure, axes = plt.subplots(nrows, ncols, figsize=figure_size(nrows, ncols), squeeze=False,
                                 sharex=False if timed or mixed else "col")
     curves = df["curve"].unique()
-    lettered = fig_id in PARTS and len(blocks) > 1
     compact = nrows > 4  # rows under 1.2 in: the short metric labels fit beside them
     for b, bval in enumerate(blocks):
         bdf = select_rows(df, block_keys, bval)
         # a block's facets label its rows (the first column's y-labels), its part letter first
-        block_name = ", ".join(facet_label(k, v) for k, v in zip(block_keys, bval))
-        if lettered:
-            block_name = f"({'abcdefgh'[b]}) {block_name}"
+        block_name = "" if part else ", ".join(facet_label(k, v) for k, v in zip(block_keys, bval))
+        # the paper's letter of this block (Figure 14(b)), not its position; a figure drawn whole with one
+        # block (the committed paper-scale Fig 14 at tau = 0.1) names it by its facets alone, as before
+        letter = figure_registry.part_letter(fig_id, dict(zip(block_keys, bval))) if len(blocks) > 1 else None
+        if letter and block_name:
+            block_name = f"({letter}) {block_name}"
         for c, cval in enumerate(cols):
             panel = select_rows(bdf, col_keys, cval)
             labels = [facet_label(k, v) for k, v in zip(col_keys, cval)]
