@@ -118,16 +118,11 @@ def package_summary(manifest: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str, findings, notes, comparisons,
-                 claims: pd.DataFrame, figures_dir, current_code: dict, verdict: bool,
-                 results="results", recomputed=None) -> Path:
-    from ..pipeline.figure_registry import caption_template
-    from ..pipeline.figures import caption_line, scale_line
-    from ..pipeline.studies import FIGURES, build as build_studies
-
+def _header(*, manifest, meta, manifest_sha, findings, comparisons, claims, current_code, verdict, results) -> list:
+    """The verdict, the claims' summary and the run's identity."""
     settings = meta.get("settings", {})
-    now = _dt.datetime.now(tz=_dt.timezone.utc).isoformat(timespec="seconds")
     preset = settings.get("preset", "?")
+    now = _dt.datetime.now(tz=_dt.timezone.utc).isoformat(timespec="seconds")
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>icl-kmeans review ({_e(preset)})</title>"
              f"<style>{CSS}</style></head><body>"]
     parts.append("<h1>Review of the artifacts: Leaner Transformers Can Easily Learn to Cluster</h1>")
@@ -154,6 +149,17 @@ def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str,
     parts.append('<p class="small">Integrity (manifest checks and the rebuild) decides the verdict; the claims '
                  "are findings about the run: a FAIL at quick or smoke scale says the small run does not "
                  "reproduce the claim, not that the artifacts are wrong.</p>")
+    return parts
+
+
+def _captioner(settings: dict):
+    """(scale_of, captions): a figure's scale line, and its caption as HTML, for the run's settings (settings
+    of an older run that the code cannot read any more give the preset's name and no panel line)."""
+    from ..pipeline.figure_registry import caption_template
+    from ..pipeline.figures import caption_line, scale_line
+    from ..pipeline.studies import build as build_studies
+
+    preset = settings.get("preset", "?")
 
     def scale_of(fig: str) -> str:
         try:
@@ -177,27 +183,37 @@ def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str,
             panels = ""
         return render_caption(template, scale_of(fig), settings, fig, panels) if template else f"<p>{_e(scale_of(fig))}</p>"
 
-    parts.append("<h2>1. The paper's claims</h2>")
-    parts.append("<p>Each claim is a sentence of the paper with a rule and a threshold fixed in "
-                 "<code>src/icl_kmeans/review/claims*.py</code> before the values were read; NOT-RUN means the preset "
-                 "did not produce the data the rule needs. Below the index, one block per paper figure shows the "
-                 "figure next to its claims.</p>")
-    parts.append(_table(index_table(claims)) if len(claims) else "<p><i>no claims</i></p>")
+    return scale_of, captions
+
+
+def _claims_sections(path, *, claims, settings, figures_dir, results) -> list:
+    """Sections 1-3: the claims' index, one block per paper figure (figure beside its claims), the figures
+    without a claim."""
+    from ..pipeline.studies import FIGURES
+
+    scale_of, captions = _captioner(settings)
+    parts = ["<h2>1. The paper's claims</h2>",
+             "<p>Each claim is a sentence of the paper with a rule and a threshold fixed in "
+             "<code>src/icl_kmeans/review/claims*.py</code> before the values were read; NOT-RUN means the preset "
+             "did not produce the data the rule needs. Below the index, one block per paper figure shows the "
+             "figure next to its claims.</p>",
+             _table(index_table(claims)) if len(claims) else "<p><i>no claims</i></p>"]
     blocks, shown = figure_blocks(claims, settings=settings, figures_dir=figures_dir, results=results,
                                   report_path=path, captions=captions, e=_e, status_html=_status, img=_img,
                                   table=_table, scale_of=scale_of) if len(claims) else ("", set())
-    parts.append("<h2>2. Claims, figure by figure</h2>")
-    parts.append(blocks)
-
-    parts.append("<h2>3. Figures without a claim</h2>")
+    parts += ["<h2>2. Claims, figure by figure</h2>", blocks, "<h2>3. Figures without a claim</h2>"]
     for fig in list(FIGURES) + ["table1"]:
         if fig in shown:
             continue
         ev, _ = evidence(fig, figures_dir, results, path, _img, _table)
         parts.append(f'<figure id="{fig}"><h3>{_e(paper_label(fig))}</h3>{ev}<figcaption>{captions(fig)}'
                      "</figcaption></figure>")
+    return parts
 
-    parts.append("<h2>4. Artifacts against the manifest</h2>")
+
+def _integrity_sections(*, manifest, findings, notes, comparisons, recomputed) -> list:
+    """Sections 4-5: the artifacts against the manifest, the rebuilt figures and the recomputed cells."""
+    parts = ["<h2>4. Artifacts against the manifest</h2>"]
     if findings:
         parts.append(_table(pd.DataFrame([{"status": f.kind, "path": f.path, "detail": f.detail} for f in findings])))
     else:
@@ -215,7 +231,6 @@ def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str,
     parts.append(_table(pd.DataFrame([{"target": c.target, "shipped": c.shipped, "status": c.status,
                                        "drawn": "earlier (cached)" if c.cached else "now", "detail": c.detail}
                                       for c in comparisons])))
-
     if recomputed is not None:
         from .recompute import EVAL_RTOL, LATE_RTOL, TRAIN_RTOL
 
@@ -228,15 +243,32 @@ def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str,
                                            "values": r.values, "largest difference": f"{r.max_abs:.3g}",
                                            "largest relative": f"{r.max_rel:.3g}", "detail": r.detail}
                                           for r in recomputed])))
-    parts.append("<h2>6. Provenance</h2>")
-    parts.append("<p>From the manifest (one row per artifact, made from the per-job records under "
-                 "<code>results/provenance/</code>). Job time sums the wall time of the jobs of each rule.</p>")
-    parts.append(_table(provenance_summary(manifest), status_cols=()))
-    parts.append("<h3>Package versions recorded by the jobs</h3>")
-    parts.append(_table(package_summary(manifest), status_cols=()))
-    parts.append("<h3>Settings of the run</h3>")
-    parts.append(_table(pd.DataFrame([{"key": k, "value": json.dumps(v)} for k, v in sorted(settings.items())]),
-                        status_cols=()))
+    return parts
+
+
+def _provenance_section(manifest: pd.DataFrame, settings: dict) -> list:
+    return ["<h2>6. Provenance</h2>",
+            "<p>From the manifest (one row per artifact, made from the per-job records under "
+            "<code>results/provenance/</code>). Job time sums the wall time of the jobs of each rule.</p>",
+            _table(provenance_summary(manifest), status_cols=()),
+            "<h3>Package versions recorded by the jobs</h3>",
+            _table(package_summary(manifest), status_cols=()),
+            "<h3>Settings of the run</h3>",
+            _table(pd.DataFrame([{"key": k, "value": json.dumps(v)} for k, v in sorted(settings.items())]),
+                   status_cols=())]
+
+
+def write_report(path, *, manifest: pd.DataFrame, meta: dict, manifest_sha: str, findings, notes, comparisons,
+                 claims: pd.DataFrame, figures_dir, current_code: dict, verdict: bool,
+                 results="results", recomputed=None) -> Path:
+    settings = meta.get("settings", {})
+    parts = _header(manifest=manifest, meta=meta, manifest_sha=manifest_sha, findings=findings,
+                    comparisons=comparisons, claims=claims, current_code=current_code, verdict=verdict,
+                    results=results)
+    parts += _claims_sections(path, claims=claims, settings=settings, figures_dir=figures_dir, results=results)
+    parts += _integrity_sections(manifest=manifest, findings=findings, notes=notes, comparisons=comparisons,
+                                 recomputed=recomputed)
+    parts += _provenance_section(manifest, settings)
     parts.append("</body></html>")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
