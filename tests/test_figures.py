@@ -123,6 +123,23 @@ def test_scale_line_names_the_preset(settings):
     assert "[paper" not in figures.scale_line("fig6", paper)
 
 
+@pytest.mark.parametrize("preset", ["smoke", "quick", "paper"])
+def test_the_figures_scale_statement_is_one_line_at_a_page_width(preset):
+    """The line under a figure's title says the scale in one line at a full page width (finish() wraps it at
+    that many characters): the paper's values only where they differ; the full statement is in the caption."""
+    from icl_kmeans.pipeline import figure_registry
+    from icl_kmeans.pipeline.figures import common, scale
+
+    width = int(common.PAGE_WIDTH * 72 / (0.56 * common.FONT["note"]))
+    resolved = settings_mod.resolve({"preset": preset})
+    for fig in figure_registry.ids(drawn=True):
+        line = scale.short_scale_line(fig, figures.figure_settings(fig, resolved))
+        assert len(line) <= width, (fig, len(line), line)
+        if preset != "paper" and "[paper: " in line:  # what the run shares with the paper is not repeated
+            ours = line.split(" [paper: ")[0].split(": ", 1)[1].split(", ")
+            assert not set(ours) & set(line.split(" [paper: ")[1].rstrip("]").split(", ")), line
+
+
 def test_paper_scale_comes_with_the_settings(settings):
     """The paper's part of a scale line comes from the paper settings that figure_settings carries (the
     workflow passes its own, resolved once), else from the package's paper preset."""

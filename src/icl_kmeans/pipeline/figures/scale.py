@@ -106,15 +106,20 @@ def scale_line(fig: str, settings: dict) -> str:
 
 
 def short_scale_line(fig: str, settings: dict) -> str:
-    """The one line of scale a figure carries: 'quick preset: 3 seeds, n=64, M=150 (headline cells longer)
-    [paper: 10 seeds, n=512, M=10000]'. The full statement (scale_line) is in the caption and the sidecar."""
+    """The one line of scale a figure carries: 'quick: 3 seeds, n=64, M=150 (headline cells longer)
+    [paper: 10 seeds, n=512, M=10000]', the paper's values only where they differ. The full statement
+    (scale_line) is in the caption and the sidecar."""
     preset = settings.get("preset", "?")
-    where = f"{preset} preset"
+    where = preset
     if settings.get("subset"):
         where = ("paper scale" if preset == "paper" else where) + ", subset"
-    line = f"{where}: " + ", ".join(_short_parts(fig, settings))
+    ours = _short_parts(fig, settings)
+    line = f"{where}: " + ", ".join(ours)
     if preset != "paper" and figure(fig).title.startswith(("Figure", "Table")):  # a paper figure: its scale
-        line += " [paper: " + ", ".join(_short_parts(fig, settings.get("paper") or paper_settings(), cells=False)) + "]"
+        same = set(_short_parts(fig, settings, cells=False))
+        paper = [p for p in _short_parts(fig, settings.get("paper") or paper_settings(), cells=False) if p not in same]
+        if paper:
+            line += " [paper: " + ", ".join(paper) + "]"
     return line
 
 
@@ -125,10 +130,10 @@ def _short_parts(fig: str, s: dict, cells: bool = True) -> list[str]:
         steps = s["lr_sweep_steps"] if fig == "fig11" else s["steps"]
         n = {"fig13": "n in " + _list(s["fig13_train_n"]),
              "fig17": "n in " + _list(s["fig17_train_n"])}.get(fig, f"n={points(s)}")
-        parts = [f"{nseeds} seeds", n, f"M={steps}" + (" (headline cells longer)" if cells and s.get("headline_cells")
+        parts = [f"{nseeds} seeds", n, f"M={steps}" + (" (some cells longer)" if cells and s.get("headline_cells")
                                                         else "")]
         if k == "multistep":
-            parts.append(f"{s['eval_tasks']} test tasks, T={s['eval_steps']}")
+            parts += [f"{s['eval_tasks']} test tasks", f"T={s['eval_steps']}"]
         return parts
     if k == "dissimilarity":
         return [f"{s['fig9_tasks_per_family' if fig == 'fig9' else 'fig19_tasks_per_family']} tasks per family",
