@@ -156,6 +156,31 @@ def test_the_rebuild_draws_a_part_from_its_figures_table(tmp_path, tables):
     assert [(c.target, c.status) for c in out] == [("fig16c", "identical"), ("fig16c", "identical")]
 
 
+def test_a_whole_figure_of_an_older_version_is_superseded_not_redrawn(tmp_path, tables):
+    """A workdir that ran an older version keeps its whole fig16.png beside the new parts: the manifest marks it
+    of another configuration (current = False), and the rebuild lists it as superseded instead of failing to
+    draw an id that this version draws in parts. Listed as current, the same file is an integrity problem."""
+    import pandas as pd
+
+    from icl_kmeans.review import rebuild
+
+    results = tmp_path / "results"
+    (results / "tables").mkdir(parents=True)
+    tables["fig16"].to_parquet(results / "tables" / "fig16.parquet")
+    old = [results / "figures" / "fig16.pdf", results / "figures" / "fig16.png"]
+    old[0].parent.mkdir(parents=True)
+    for p in old:
+        p.write_bytes(b"drawn whole by an older version")
+    for current, status in ((False, "superseded"), (True, "differs")):
+        manifest = pd.DataFrame({"path": [p.as_posix() for p in old], "params": [None, None],
+                                 "config_digest": [None, None], "packages": [None, None],
+                                 "current": [current, current]})
+        out = rebuild.rebuild(manifest, {"settings": smoke_settings()}, tmp_path / "scratch",
+                              results=results.as_posix(), cache=False)
+        assert [(c.target, c.status) for c in out] == [("fig16", status)] * 2, out
+        assert all(c.ok for c in out) == (not current)
+
+
 def test_the_review_report_embeds_each_drawn_part(tmp_path):
     from icl_kmeans.review.report_claims import evidence
 

@@ -36,14 +36,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..pipeline.figure_registry import parent
+from ..pipeline.figure_registry import drawn_ids, parent
 from ..pipeline.provenance import RESULTS, digest, package_versions, sha256_file
 
 PNG_PIXEL_TOL = 0.1
 PNG_MAX_BAD_FRACTION = 0.001
 CSV_RTOL = 1e-9
 PLOT_PACKAGES = ("matplotlib", "seaborn", "numpy", "pandas", "pyarrow")
-OK_STATUSES = ("identical", "pixel-equal", "numeric-equal", "env-differs")
+# superseded: a file of another configuration (the manifest's current = False) under an id this version no longer
+# draws as one file (a whole fig15.png of an older version, now drawn in parts): kept, listed, not redrawn
+OK_STATUSES = ("identical", "pixel-equal", "numeric-equal", "env-differs", "superseded")
 
 
 @dataclass
@@ -58,6 +60,17 @@ class Comparison:
     @property
     def ok(self) -> bool:
         return self.status in OK_STATUSES
+
+
+def _drawable(fig: str) -> bool:
+    """Whether this version draws `fig` as one file (Table 1, a figure, a part): not a figure now drawn in
+    parts (fig15), nor an id the registry no longer has."""
+    if fig == "table1":
+        return True
+    try:
+        return drawn_ids(fig) == (fig,)
+    except ValueError:
+        return False
 
 
 def _settings_for(path: str, manifest: pd.DataFrame, settings: dict, fig: str) -> dict:
@@ -190,7 +203,14 @@ def rebuild(manifest: pd.DataFrame, meta: dict, scratch, results=RESULTS, worker
     settings = meta.get("settings", {})
     jobs, comparisons, keys, cached = [], [], {}, set()
     targets = targets_of(manifest, results)
+    current = dict(zip(manifest["path"], manifest["current"].astype(bool))) if "current" in manifest else {}
     for fig, shipped in targets:
+        if not _drawable(fig):
+            comparisons += [Comparison(fig, s, "", "differs" if current.get(s, True) else "superseded",
+                                       f"this version does not draw {fig} as one file"
+                                       + ("" if current.get(s, True) else " (a file of an older version, kept)"))
+                            for s in shipped]
+            continue
         # a part drawn on its own (figures/fig15d.*) is drawn again from its figure's table (tables/fig15.parquet)
         table = Path(results) / "tables" / f"{parent(fig)}.parquet"
         if not table.is_file():
