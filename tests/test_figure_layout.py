@@ -106,3 +106,60 @@ def test_a_label_on_one_panel_of_a_row_or_column_serves_it():
         assert layout_defects(figure) == []
     finally:
         plt.close(figure)
+
+
+def _panel():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(1.6, 1.6))
+    fig.subplots_adjust(left=0.3, right=0.95, bottom=0.3, top=0.95)
+    ax.set_xlabel("step", fontsize=7)
+    ax.set_ylabel("loss", fontsize=7)
+    ax.tick_params(labelsize=7)
+    return fig, ax
+
+
+def test_end_labels_stay_in_their_panel_when_the_top_is_crowded():
+    """Fig 4 at quick scale: three curves end near the top and one near the bottom; making room at the top
+    used to shift the whole stack down, and the bottom label left the panel."""
+    from icl_kmeans.pipeline.figures.common import end_labels
+
+    fig, ax = _panel()
+    ends = {"OH:NE": (150.0, 2.10, True), "BN:NE": (150.0, 2.09, True), "NA:NE": (150.0, 2.08, True),
+            "NA:L2": (2000.0, 1.25, False), "BN:L2": (2000.0, 1.06, False), "OH:L2": (2000.0, 0.98, False)}
+    for c, (x, y, _) in ends.items():
+        ax.plot([0, x], [2.4, y], label=c)
+    ax.set_ylim(0.89, 2.25)
+    end_labels(ax, ends)
+    assert not layout_defects(fig), layout_defects(fig)
+    low = next(t for t in ax.texts if t.get_text() == "0.98")
+    assert low.get_position()[1] > 0.89  # kept in the panel, not pushed below its bottom
+
+
+def test_end_labels_never_narrow_a_one_point_panel_and_keep_its_ticks():
+    from icl_kmeans.pipeline.figures.common import end_labels, integer_x
+
+    fig, ax = _panel()
+    ax.plot([0], [1.2], marker="o")
+    integer_x(ax)
+    lo, hi = ax.get_xlim()
+    end_labels(ax, {"OH:L2": (0.0, 1.2, False)})
+    assert ax.get_xlim()[1] >= hi
+    assert not layout_defects(fig), layout_defects(fig)
+
+
+def test_a_log_axis_spanning_less_than_a_1_2_5_step_gets_few_ticks():
+    """Fig 13 at quick scale, training loss 16-30: matplotlib's LogLocator fell back to a dense linear
+    locator whose labels (30, 32) overlapped."""
+    from icl_kmeans.pipeline.figures.common import log_y
+
+    fig, ax = _panel()
+    ax.plot([50, 100, 150], [30.5, 20.0, 15.8])
+    log_y(ax)
+    fig.canvas.draw()
+    shown = [t for t in ax.get_yticklabels() if t.get_text() and ax.get_ylim()[0] <= t.get_position()[1] <= ax.get_ylim()[1]]
+    assert 2 <= len(shown) <= 4, [t.get_text() for t in shown]
+    assert not layout_defects(fig), layout_defects(fig)

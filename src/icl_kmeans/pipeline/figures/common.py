@@ -154,31 +154,42 @@ def end_labels(ax, ends: dict) -> None:
 
     x_max = max(e[0] for e in ends.values())
     figure = ax.figure
+    text = {c: end_text(e[1]) for c, e in ends.items()}
     # room for the labels right of the curves, inside the panel: the x-axis ends a label's width after x_max
     width_pts = ax.get_position().width * figure.get_figwidth() * 72
-    need = min(0.45, (3.2 * FONT["note"]) / width_pts)  # "0.61" and a gap, as a fraction of the panel
-    lo = ax.get_xlim()[0]
-    ax.set_xlim(lo, x_max + (x_max - lo) * need / (1 - need))
+    chars = max(len(t) for t in text.values())
+    need = min(0.45, (0.62 * chars + 0.7) * FONT["note"] / width_pts)  # the longest label and a gap
+    lo, hi = ax.get_xlim()
+    ticks = [t for t in ax.get_xticks() if lo <= t <= hi]
+    ax.set_xlim(lo, max(hi, x_max + (x_max - lo) * need / (1 - need)))  # never narrower (a one-point panel)
+    ax.set_xticks(ticks)  # the ticks the layout was made with: a new one at the far end could leave the canvas
     y0, y1 = ax.get_ylim()
     height_pts = ax.get_position().height * figure.get_figheight() * 72
     gap = 1.2 * FONT["note"] / height_pts * (y1 - y0)  # one line of text, in data units
-    room = int((y1 - y0) / gap)
+    room = int((y1 - y0 - 0.5 * gap) / gap)
     rank = {c: i for i, c in enumerate(curve_order(ends))}
     kept = sorted(ends, key=lambda c: (ends[c][2], rank[c]))[:room]
     order = sorted(kept, key=lambda c: ends[c][1])
     placed = []
-    for c in order:
-        y = min(max(ends[c][1], y0 + 0.5 * gap), y1 - 0.5 * gap)
+    for c in order:  # a label's centre 0.75 line inside the panel: its box stays in the panel
+        y = min(max(ends[c][1], y0 + 0.75 * gap), y1 - 0.75 * gap)
         if placed and y < placed[-1] + gap:
             y = placed[-1] + gap
         placed.append(y)
-    overflow = placed[-1] - (y1 - 0.5 * gap) if placed else 0
-    if overflow > 0:  # pushed past the top: shift the stack down
-        placed = [y - overflow for y in placed]
+    ceiling = y1 - 0.75 * gap
+    for i in range(len(placed) - 1, -1, -1):  # pushed past the top: move down only the labels that must move
+        placed[i] = min(placed[i], ceiling)
+        ceiling = placed[i] - gap
     shift = mtransforms.offset_copy(ax.transData, fig=figure, x=2, y=0, units="points")
     for c, y in zip(order, placed):
-        ax.text(x_max, y, f"{ends[c][1]:.2f}", transform=shift, ha="left", va="center", fontsize=FONT["note"],
+        ax.text(x_max, y, text[c], transform=shift, ha="left", va="center", fontsize=FONT["note"],
                 color=PALETTE.get(c, "#777777"), clip_on=False)
+
+
+def end_text(v: float) -> str:
+    """A curve's final value as printed after its end: two decimals below 10 (the margin around 1 the paper
+    reads), three significant digits above (a diverged 122.62 prints 123)."""
+    return f"{v:.2f}" if abs(v) < 10 else f"{v:.3g}"
 
 
 LEGEND_ENTRY_INCHES = 0.9  # one curve's entry at 7 pt with its handle: what fits in one row
@@ -279,12 +290,28 @@ def log_y(ax) -> None:
     import numpy as np
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+    from matplotlib.ticker import MaxNLocator
+
     ax.set_yscale("log")
     lo, hi = ax.get_ylim()
     span = np.log10(hi / lo) if lo > 0 and hi > lo else 10.0
-    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0) if span <= 2 else (1.0,)))
+    if span <= 2 and _ticks_125(lo, hi) < 2:
+        # less than a 1-2-5 step in view (16-32): LogLocator would fall back to a dense linear one
+        ax.yaxis.set_major_locator(MaxNLocator(nbins=3))
+    else:
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0) if span <= 2 else (1.0,)))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, pos: tick_text(v)))
     ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _ticks_125(lo: float, hi: float) -> int:
+    """How many of 1, 2, 5 x 10^k lie in [lo, hi] (lo > 0)."""
+    if not (lo > 0 and hi > lo):
+        return 0
+    import math
+
+    return sum(lo <= m * 10.0 ** k <= hi for k in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+               for m in (1, 2, 5))
 
 
 def tick_text(x: float) -> str:
@@ -303,4 +330,6 @@ def finite(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 def integer_x(ax) -> None:
     from matplotlib.ticker import MaxNLocator
 
-    ax.xaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))  # narrow panels: few, legible ticks
+    width = ax.get_position().width * ax.figure.get_figwidth()
+    # narrow panels: few, legible ticks ("1600" and "2400" touch in a panel 1.1 in wide)
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=3 if width < 1.4 else 4, integer=True))
