@@ -31,6 +31,9 @@ def _repo(tmp_path: Path) -> Path:
     shutil.copy2(REPO / "README.md", repo / "README.md")
     (repo / P.DOC).parent.mkdir(parents=True)
     shutil.copy2(REPO / P.DOC, repo / P.DOC)
+    for quick in (R.QUICK_CLAIMS, R.QUICK_SOURCE):  # the README's quick column
+        if (REPO / quick).is_file():
+            shutil.copy2(REPO / quick, repo / quick)
     return repo
 
 

@@ -116,7 +116,8 @@ def test_review_passes_on_an_untouched_smoke_run(smoke_repo):
     integrity = pd.read_csv(out / "integrity.tsv", sep="\t")
     assert set(integrity["status"]) == {"identical"}  # same machine: every rebuilt file byte-equal
     html = (out / "report.html").read_text()
-    assert "INTEGRITY VERIFIED" in html and html.count("data:image/png;base64,") == 20
+    drawn = len(list((smoke_repo / "results/figures").glob("*.png")))  # 26: Figs 15 and 16 in four parts each
+    assert drawn == 26 and "INTEGRITY VERIFIED" in html and html.count("data:image/png;base64,") == drawn
     # the review target runs every time it is asked for (no outputs): Snakemake plans it again, alone
     again = snakemake(smoke_repo, "-n", "--cores", "2", "review")
     assert again.returncode == 0 and _jobs_run(again) == {"review"}, again.stdout[-3000:]
@@ -278,9 +279,10 @@ def test_the_review_report_renders_in_headless_chromium(review_report):
     page = headless_chromium.rendered(review_report)
     assert page["title"].startswith("icl-kmeans review (smoke)"), page["title"]
     assert "INTEGRITY VERIFIED" in page["text"] and "The paper's claims" in page["text"]
-    # every embedded figure (20; Table 1 is a table) decodes to a non-zero size, is more than one colour (a
-    # drawn figure, not a blank), and is shown on the page
-    assert len(page["images"]) == 20, len(page["images"])
+    # every embedded figure (26 files, Figs 15 and 16 in four parts each; Table 1 is a table) decodes to a
+    # non-zero size, is more than one colour (a drawn figure, not a blank), and is shown on the page
+    drawn = len(list((review_report.parents[1] / "figures").glob("*.png")))
+    assert drawn == 26 and len(page["images"]) == drawn, (drawn, len(page["images"]))
     bad = [img for img in page["images"] if not (img["width"] > 0 and img["height"] > 0 and img["colours"] > 1
                                                   and img["shown_width"] > 0)]
     assert not bad, bad
