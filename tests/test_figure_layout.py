@@ -187,3 +187,21 @@ def test_every_committed_paper_scale_figure_has_no_layout_defect():
             plt.close(figure)
             drawn += 1
     assert drawn >= 12
+
+
+def test_a_subset_that_leaves_a_panel_of_the_grid_empty_says_so(tables, settings):
+    """Fig 10 grown by a cell (tau = 0.1 at d = 4 and 32, tau = 1 at d = 4 only): the empty (d = 32, tau = 1)
+    panel says it is not in the subset, its row and column keep their labels; a full preset with a missing
+    panel is still an error."""
+    df = tables["fig10"]
+    taus, ds = sorted(df["tau"].unique()), sorted(df["d"].unique())
+    gap = (df["d"] == ds[-1]) & (df["tau"] == taus[-1])
+    grown = df[~gap | (df["tau"] == taus[0])]
+    grown = grown[(grown["tau"].isin([taus[0], taus[-1]]))]
+    subset = {**settings, "subset": "fig10:d=4|32,tau=0.1;fig10:d=4,tau=1"}
+    figure = figures.draw("fig10", grown, figures.figure_settings("fig10", subset))
+    notes = [t.get_text() for ax in figure.axes for t in ax.texts if "not in this subset" in t.get_text()]
+    assert len(notes) == 1 and f"d={ds[-1]}" in notes[0], notes
+    assert not layout_defects(figure), layout_defects(figure)
+    with pytest.raises(ValueError, match="no data"):
+        figures.draw("fig10", grown, figures.figure_settings("fig10", settings))

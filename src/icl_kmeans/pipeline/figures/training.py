@@ -68,6 +68,13 @@ def block_means(df: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([df[~is_train], means], ignore_index=True)
 
 
+def _not_in_subset(top, bottom, where: str) -> None:
+    for ax in (top, bottom):
+        ax.axis("off")
+    top.text(0.5, 0.5, f"{where}:\nnot in this subset", transform=top.transAxes, ha="center", va="center",
+             fontsize=FONT["note"], color="0.4")
+
+
 def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
     import matplotlib.pyplot as plt
 
@@ -96,6 +103,10 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
                                 sharex=False if timed or mixed else "col")
     curves = df["curve"].unique()
     compact = nrows > 4  # rows under 1.2 in: the short metric labels fit beside them
+    # per column, the last block that holds data (a subset can leave the grid's last row empty there)
+    last = [max((b for b, bval in enumerate(blocks)
+                 if not select_rows(select_rows(df, block_keys, bval), col_keys, cval).empty), default=len(blocks) - 1)
+            for cval in cols]
     for b, bval in enumerate(blocks):
         bdf = select_rows(df, block_keys, bval)
         # a block's facets label its rows (the first column's y-labels), its part letter first
@@ -105,12 +116,19 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
         letter = figure_registry.part_letter(fig_id, dict(zip(block_keys, bval))) if len(blocks) > 1 else None
         if letter and block_name:
             block_name = f"({letter}) {block_name}"
+        # the row's labels go on its first panel that holds data (a subset can leave the first column empty)
+        first = next((c for c, cval in enumerate(cols) if not select_rows(bdf, col_keys, cval).empty), 0)
         for c, cval in enumerate(cols):
             panel = select_rows(bdf, col_keys, cval)
             labels = [facet_label(k, v) for k, v in zip(col_keys, cval)]
             where = ", ".join(labels)
             if col_keys[:1] == ["panel"]:
                 where = labels[0] + " " + ", ".join(labels[1:])
+            if panel.empty and settings.get("subset"):
+                # a subset's cells need not fill the grid (Fig 10 at tau = 0.1 for d = 4 and 32, tau = 1 for d = 4
+                # only): the missing panel says so instead of being drawn empty
+                _not_in_subset(axes[2 * b, c], axes[2 * b + 1, c], f"{block_name}, {where}" if block_name else where)
+                continue
             short, where = _length_title(panel, where, fig_id, settings, timed)
             where_all = f"{block_name}, {where}" if block_name else where  # for error messages
             lost = short if len(short) < panel["curve"].nunique() else set()  # short curves in a long panel
@@ -135,11 +153,14 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
                 else:
                     integer_x(ax)
                 xlabel = "wall-clock time (s)" if timed else "training step"
-                ax.set_xlabel(xlabel if (r == 1 and (timed or b == len(blocks) - 1)) else "")
+                bottom = r == 1 and b == last[c]  # the column's last panel that holds data
+                ax.set_xlabel(xlabel if (r == 1 and (timed or bottom)) else "")
+                if bottom:  # shared x-axes label only the grid's last row; a subset's gap below needs its own
+                    ax.xaxis.set_tick_params(labelbottom=True)
                 label = (SHORT_LABELS if compact else METRIC_LABELS)[metric]
                 if r == 0 and block_name:
                     label = f"{block_name}\n{label}"
-                ax.set_ylabel(label if c == 0 else "")
+                ax.set_ylabel(label if c == first else "")
     div = df.loc[df["status"] == "diverged", ["run", "seed"]].drop_duplicates()
     extra = f"{len(div)} diverged (run, seed) pairs kept (curves end at their last finite step)" if len(div) else ""
     finish(figure, fig_id, settings, legend_curves=curves, extra=extra)
