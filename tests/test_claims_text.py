@@ -169,6 +169,11 @@ def test_claim_18_needs_every_curve_to_fall_with_tau(tmp_path):
     out = _check(tmp_path, tables)
     assert out.loc["18", "status"] == C.FAIL and out.loc["18", "measured"] == "11/12"
     assert "d=32 NA:NE" in out.loc["18", "detail"] and "(not decreasing)" in out.loc["18", "detail"]
+    # a subset that grew d = 4 by tau = 1 only: the d = 32 curves hold one tau, are listed, and are not read
+    grown = tables["fig10"][(tables["fig10"]["tau"] == 0.1) | (tables["fig10"]["d"] == 4)]
+    out = _check(tmp_path / "grown", {**tables, "fig10": grown})
+    assert out.loc["18", "status"] == C.PASS and out.loc["18", "measured"] == "6/6", out.loc["18", "detail"]
+    assert "one tau only, not read: d=32 BN:L2" in out.loc["18", "detail"]
     tables["fig10"] = tables["fig10"][tables["fig10"]["tau"] == 0.1]
     assert _check(tmp_path / "one", tables).loc["18", "status"] == C.NOT_RUN
 
