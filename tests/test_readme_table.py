@@ -100,9 +100,9 @@ def test_paper_scale_doc_numbers_come_from_the_committed_tables(tmp_path):
     repo = _repo(tmp_path)
     doc = repo / P.DOC
     text = doc.read_text()
-    for block in P.BLOCKS:  # every block is there and not empty
+    for block in P.BLOCKS:  # every block is there and not empty (the growth block is one line without a growth)
         start, end = P.markers(block)
-        assert text.index(end) - text.index(start) > len(start) + 200, block
+        assert text.index(end) - text.index(start) > len(start) + (200 if block != "growth" or P.GROWTH else 40), block
     # a hand edit of a generated number fails the check, and the command writes it back
     runs = text[text.index(P.markers("runs")[0]):text.index(P.markers("runs")[1])]
     row = next(line for line in runs.splitlines() if line.startswith("| OH:L2 | 32 | 10 |"))
