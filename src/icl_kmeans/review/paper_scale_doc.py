@@ -23,9 +23,10 @@ import pandas as pd
 
 DOC = Path("docs/paper-scale.md")
 BLOCKS = ("runs", "multistep", "fig5", "growth")
-# The cells being added to the committed folder (appended to its subset; docs/paper-scale.md). Empty: no
-# growth in progress (Fig 2a / Fig 10 at d = 4, tau = 1, the last one, is drawn and committed).
-GROWTH = ""
+# The cells being added to the committed folder (appended to its subset; docs/paper-scale.md's growth
+# command); empty when no growth is in progress. Now: Fig 8's gumbel, laplace and lognormal columns (row b of
+# the paper-scale-grows issue; row a, Fig 2a at tau = 1, is drawn and committed).
+GROWTH = "fig8:train_family=gumbel|laplace|lognormal"
 MULTISTEP_TABLES = ("fig6", "fig7", "fig8", "fig12", "fig_em")
 BASELINES = ("Lloyd", "EM")
 
@@ -136,7 +137,8 @@ def growth_block(results: Path, settings: dict, growth: str = GROWTH) -> str:
     finished, partway, waiting = [], [], []
     for run, seed in new:
         cfg = runs[run]
-        label = f"{cfg['embedding']}:{cfg['regularizer']} {seed}"
+        family = f" {cfg['family']}" if len({runs[r]['family'] for r, _ in new}) > 1 else ""
+        label = f"{cfg['embedding']}:{cfg['regularizer']}{family} {seed}"
         resume = results / "runs" / run / f"seed{seed}" / "checkpoint.pt.resume"
         if not resume.is_file():
             waiting.append(label)
