@@ -122,7 +122,8 @@ def test_paper_scale_doc_numbers_come_from_the_committed_tables(tmp_path):
 def test_a_run_not_in_the_manifest_stays_out_of_the_doc(tmp_path):
     repo = _repo(tmp_path)
     results = repo / R.PAPER_SCALE
-    before = P.runs_block(results, [])
+    settings = json.loads((results / "manifest.json").read_text())["settings"]
+    before = P.runs_block(results, settings)
     # a run in training beside the committed ones: its record and metrics exist, the manifest lacks them
     record = sorted(results.glob("runs/*/seed*/record.json"))[0]
     run, seed = record.parent.parent.name, record.parent.name.removeprefix("seed")
@@ -133,7 +134,7 @@ def test_a_run_not_in_the_manifest_stays_out_of_the_doc(tmp_path):
     (results / "runs" / extra["run"] / "seed1" / "record.json").write_text(json.dumps(extra))
     shutil.copytree(results / "metrics" / f"run={run}" / f"seed={seed}",
                     results / "metrics" / f"run={extra['run']}" / "seed=1")
-    assert P.runs_block(results, []) == before and "| 999 |" not in before
+    assert P.runs_block(results, settings) == before and "| 999 |" not in before
 
 
 def test_the_growth_block_reads_the_committed_resume_files(tmp_path):

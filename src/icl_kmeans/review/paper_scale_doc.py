@@ -40,16 +40,14 @@ def _num(x: float, digits: int = 3) -> str:
     return "" if pd.isna(x) else f"{x:.{digits}f}"
 
 
-def _in_manifest(results: Path) -> set[str]:
-    """The paths the manifest lists (relative to the folder holding results/): a run being trained beside the
-    committed ones, not yet in the manifest, stays out of the tables."""
-    return set(pd.read_csv(results / "manifest.tsv", sep="\t", usecols=["path"])["path"])
+def runs_block(results: Path, settings: dict) -> str:
+    """Every run the settings train (trained.settings_runs, as the claims read them): a run being trained
+    beside the committed ones, not yet in the settings, stays out of the table."""
+    from .trained import settings_runs
 
-
-def runs_block(results: Path, seeds: list[int]) -> str:
-    rows, listed = [], _in_manifest(results)
+    rows, trained, seeds = [], settings_runs(settings), [int(s) for s in settings.get("seeds", [])]
     for record in sorted(results.glob("runs/*/seed*/record.json")):
-        if f"results/{record.relative_to(results).as_posix()}" not in listed:
+        if (record.parent.parent.name, int(record.parent.name.removeprefix("seed"))) not in trained:
             continue
         r = json.loads(record.read_text())
         c = r["config"]
@@ -135,9 +133,10 @@ def growth_block(results: Path, settings: dict, growth: str = GROWTH) -> str:
     runs = studies.build(grown).runs
     new = sorted(settings_runs(grown) - settings_runs(settings))
     finished, partway, waiting = [], [], []
+    named_family = len({runs[r]["family"] for r, _ in new}) > 1  # name it where the growth's runs differ in it
     for run, seed in new:
         cfg = runs[run]
-        family = f" {cfg['family']}" if len({runs[r]['family'] for r, _ in new}) > 1 else ""
+        family = f" {cfg['family']}" if named_family else ""
         label = f"{cfg['embedding']}:{cfg['regularizer']}{family} {seed}"
         resume = results / "runs" / run / f"seed{seed}" / "checkpoint.pt.resume"
         if not resume.is_file():
@@ -161,7 +160,7 @@ def growth_block(results: Path, settings: dict, growth: str = GROWTH) -> str:
 
 def blocks(results: Path) -> dict[str, str]:
     settings = json.loads((results / "manifest.json").read_text()).get("settings", {})
-    return dict(runs=runs_block(results, [int(s) for s in settings.get("seeds", [])]),
+    return dict(runs=runs_block(results, settings),
                 multistep=multistep_block(results), fig5=fig5_block(results),
                 growth=growth_block(results, settings))
 
