@@ -214,3 +214,18 @@ def test_claim_2_reads_only_the_runs_its_settings_train(tmp_path):
     assert every["status"] == C.FAIL and "1 of 2 cells" in every["detail"]
     trained = C.check(root, s, settings_runs(s)).set_index("id").loc["2"]
     assert trained["status"] == C.PASS and "1 of 1 cells" in trained["detail"], trained["detail"]
+
+
+def test_claims_16_read_the_trajectory_from_the_first_validation_after_step_0(tmp_path):
+    """Step 0 is the untrained model: NE's curve rising from step 10 to the end passes 16a however high or low
+    step 0 is, and L2's falling curve is read from step 10 too."""
+    tables = _paper_like(True)
+    out = _check(tmp_path / "high", tables)  # step 0 at 10: above every trained value
+    assert out.loc["16a", "status"] == C.PASS and out.loc["16a", "measured"] == "6/6", out.loc["16a", "detail"]
+    assert "fig10 d=4 OH:NE: 1 -> 1.3" in out.loc["16a", "detail"]
+    assert out.loc["16b", "status"] == C.PASS and "fig10 d=4 OH:L2: 1.5 -> 1.1" in out.loc["16b", "detail"]
+    _set(tables["fig10"], 0.5, metric="rel_val_loss", tau=1.0, step=0)  # step 0 below every trained value
+    assert _check(tmp_path / "low", tables).loc["16b", "status"] == C.PASS
+    _set(tables["fig10"], 1.3, metric="rel_val_loss", tau=1.0, step=10, curve="OH:NE")  # flat after step 0
+    out = _check(tmp_path / "flat", tables)
+    assert out.loc["16a", "status"] == C.FAIL and out.loc["16a", "measured"] == "4/6", out.loc["16a", "detail"]
