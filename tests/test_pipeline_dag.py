@@ -54,6 +54,14 @@ def test_every_stack_job_asks_for_one_gpu(paper_dry_run_output):
         assert "gpu=1" in resources.split(", ") and "cpus_per_gpu=4" in resources, (name, resources)
 
 
+def test_the_claims_job_reads_the_claims_rules(paper_dry_run_output):
+    """A changed claim rule decides the claims again, as a changed plotter redraws its figure."""
+    body = re.search(r"^(?:local)?rule claims:\n(.*?)(?=^\S|\Z)", paper_dry_run_output, re.M | re.S).group(1)
+    inputs = re.search(r"^\s*input: (.*)$", body, re.M).group(1).split(", ")
+    code = {Path(p).name for p in inputs if "/review/" in p}
+    assert code == {"claims.py", "claims_grids.py", "claims_multistep.py", "claims_training.py", "trained.py"}, inputs
+
+
 def test_paper_preset_trains_every_configuration_for_ten_seeds(paper_dry_run):
     s = settings.resolve({"preset": "paper"})
     st = studies.build(s)

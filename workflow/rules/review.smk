@@ -12,6 +12,12 @@ REVIEW_CODE = [
     os.path.relpath(REPO / f"src/icl_kmeans/{m}.py")
     for m in ("review/manifest", "pipeline/provenance")
 ]
+# The claims' rules: a changed rule decides the claims again, as a changed plotter redraws its figure.
+CLAIMS_CODE = sorted(
+    os.path.relpath(p)
+    for p in (REPO / "src/icl_kmeans/review").glob("*.py")
+    if p.name.startswith("claims") or p.name == "trained.py"
+)
 ENV_PINS = [os.path.relpath(REPO / "pyproject.toml")] + sorted(
     os.path.relpath(p) for p in glob.glob(str(REPO / "envs" / "*.yaml"))
 )
@@ -28,6 +34,7 @@ MANIFEST_KNOWN = dict(
 rule claims:
     input:
         tables=[TABLE.format(fig=f) for f in ST.targets()],
+        code=CLAIMS_CODE,
     output:
         report(
             "results/review/claims.csv",
