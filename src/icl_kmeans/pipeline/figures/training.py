@@ -87,13 +87,9 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
     col_keys = [k for k in facets if k not in block_keys]
     blocks, cols = combos(df, block_keys), combos(df, col_keys)
     timed = row.timed_alone
-    x = "step"
+    x = "time" if timed else "step"
     if timed:
-        wall = df[df["metric"] == "wall_time"]
-        require(wall, fig_id, "wall_time")
-        t = wall.groupby(["run", "step"], as_index=False)["value"].median().rename(columns={"value": "time"})
-        df = df[df["metric"] != "wall_time"].merge(t, on=["run", "step"], how="left")
-        x = "time"
+        df = with_wall_clock(df, fig_id)
     nrows, ncols = 2 * len(blocks), len(cols)
     # A preset's headline cells train longer than the rest (settings headline_cells): such panels say
     # their M in the title, and columns that mix M do not share the x-axis.
@@ -109,13 +105,7 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
             for cval in cols]
     for b, bval in enumerate(blocks):
         bdf = select_rows(df, block_keys, bval)
-        # a block's facets label its rows (the first column's y-labels), its part letter first
-        block_name = "" if part else ", ".join(facet_label(k, v) for k, v in zip(block_keys, bval))
-        # the paper's letter of this block (Figure 14(b)), not its position; a figure drawn whole with one
-        # block (the committed paper-scale Fig 14 at tau = 0.1) names it by its facets alone, as before
-        letter = figure_registry.part_letter(fig_id, dict(zip(block_keys, bval))) if len(blocks) > 1 else None
-        if letter and block_name:
-            block_name = f"({letter}) {block_name}"
+        block_name = "" if part else _block_name(fig_id, dict(zip(block_keys, bval)), len(blocks))
         # the row's labels go on its first panel that holds data (a subset can leave the first column empty)
         first = next((c for c, cval in enumerate(cols) if not select_rows(bdf, col_keys, cval).empty), 0)
         for c, cval in enumerate(cols):
@@ -135,17 +125,8 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
             for r, metric in enumerate(("train_loss", "rel_val_loss")):
                 ax = axes[2 * b + r, c]
                 data = require(panel[panel["metric"] == metric], fig_id, f"{metric} at {where_all}")
-                data, bad = finite(data)
-                require(data, fig_id, f"finite {metric} at {where_all}")
-                if metric == "rel_val_loss":
-                    data = after_first_step(data)
-                    ax.axhline(1.0, ls=":", color="0.2", lw=1.2, zorder=1)  # before the end labels read the y-range
-                draw_lines(ax, data, x=x, curves=curves, faint=short, end_marks=lost,
-                           end_values=metric == "rel_val_loss")
-                if short and short >= set(data["curve"]):
-                    ax.set_facecolor(SHORT_FACE)
+                _draw_metric(ax, data, metric, fig_id, where_all, x=x, curves=curves, short=short, lost=lost)
                 if metric == "train_loss":
-                    log_y(ax)
                     ax.set_title(where, fontsize=FONT["panel"] if "\n" not in where else FONT["tick"])
                     diverged_note(ax, panel)
                 if timed:
@@ -165,6 +146,38 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
     extra = f"{len(div)} diverged (run, seed) pairs kept (curves end at their last finite step)" if len(div) else ""
     finish(figure, fig_id, settings, legend_curves=curves, extra=extra)
     return figure
+
+
+def with_wall_clock(df: pd.DataFrame, fig_id: str) -> pd.DataFrame:
+    """The training rows with a `time` column: the median wall-clock time over seeds of each (run, step)."""
+    wall = require(df[df["metric"] == "wall_time"], fig_id, "wall_time")
+    t = wall.groupby(["run", "step"], as_index=False)["value"].median().rename(columns={"value": "time"})
+    return df[df["metric"] != "wall_time"].merge(t, on=["run", "step"], how="left")
+
+
+def _block_name(fig_id: str, block: dict, n_blocks: int) -> str:
+    """A block's facets, which label its rows (the first column's y-labels), after the paper's letter of the
+    block (Figure 14(b)), not its position; a figure drawn whole with one block (the committed paper-scale
+    Fig 14 at tau = 0.1) is named by its facets alone."""
+    name = ", ".join(facet_label(k, v) for k, v in block.items())
+    letter = figure_registry.part_letter(fig_id, block) if n_blocks > 1 else None
+    return f"({letter}) {name}" if letter and name else name
+
+
+def _draw_metric(ax, data: pd.DataFrame, metric: str, fig_id: str, where: str, *, x: str, curves, short: set,
+                 lost: set) -> None:
+    """One metric's curves in one panel: finite values only; the validation row from the first validation
+    after step 0, with one Lloyd step marked; a panel of short curves only on the short background."""
+    data, _ = finite(data)
+    require(data, fig_id, f"finite {metric} at {where}")
+    if metric == "rel_val_loss":
+        data = after_first_step(data)
+        ax.axhline(1.0, ls=":", color="0.2", lw=1.2, zorder=1)  # before the end labels read the y-range
+    draw_lines(ax, data, x=x, curves=curves, faint=short, end_marks=lost, end_values=metric == "rel_val_loss")
+    if short and short >= set(data["curve"]):
+        ax.set_facecolor(SHORT_FACE)
+    if metric == "train_loss":
+        log_y(ax)
 
 
 def after_first_step(data: pd.DataFrame) -> pd.DataFrame:
