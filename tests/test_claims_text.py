@@ -229,3 +229,18 @@ def test_claims_16_read_the_trajectory_from_the_first_validation_after_step_0(tm
     _set(tables["fig10"], 1.3, metric="rel_val_loss", tau=1.0, step=10, curve="OH:NE")  # flat after step 0
     out = _check(tmp_path / "flat", tables)
     assert out.loc["16a", "status"] == C.FAIL and out.loc["16a", "measured"] == "4/6", out.loc["16a", "detail"]
+
+
+def test_claims_9_report_every_seed_with_its_diverged_step_last_and_best_values(tmp_path):
+    """The paper's stuck OH seeds next to BN's with the same seed: each (curve, seed) with the step it diverged
+    at, its last finite relative validation loss and its best one after step 0."""
+    tables = _paper_like(True)
+    df = tables["fig15"]
+    oh_l2_1 = (df["curve"] == "OH:L2") & (df["seed"] == 1)
+    df.loc[oh_l2_1, "diverged_step"] = 15
+    df.loc[oh_l2_1 & (df["metric"] == "rel_val_loss") & (df["step"] == 20), "value"] = float("nan")
+    out = _check(tmp_path, tables)
+    assert out.loc["9", "status"] == C.PASS and out.loc["9", "measured"] == "1", out.loc["9", "detail"]
+    assert "OH:L2 1: diverged at step 15, last 0.9 at step 10 (best 0.9 at step 10)" in out.loc["9", "detail"]
+    assert "OH:L2 2: ok, last 0.9 at step 20 (best 0.9 at step 10)" in out.loc["9", "detail"]
+    assert "BN:L2 1: ok, last 0.9 at step 20" in out.loc["9b", "detail"] and "OH:" not in out.loc["9b", "detail"]

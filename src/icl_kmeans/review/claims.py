@@ -166,6 +166,27 @@ def training_ends(df: pd.DataFrame, keys: list[str], metric: str) -> pd.DataFram
     return pd.DataFrame(rows, columns=keys + ["curve", "value", "seeds", "diverged"])
 
 
+def seed_trajectories(df: pd.DataFrame) -> str:
+    """Per (curve, seed) of a training table's cell: whether it diverged and at which step, its last finite
+    relative validation loss, and its best one after step 0 with the step: a run that stalls shows a best
+    far below and far before its end (claims 9 and 9b report every seed so)."""
+    out = []
+    for (curve, seed), g in df.groupby(["curve", "seed"], sort=True):
+        val = g[(g["metric"] == "rel_val_loss") & (g["step"] > 0) & np.isfinite(g["value"].astype(float))]
+        val = val.sort_values("step")
+        status = "ok"
+        if (g["status"] == "diverged").any():
+            step = g["diverged_step"].dropna()
+            status = f"diverged at step {int(step.iloc[0])}" if len(step) else "diverged"
+        if val.empty:
+            out.append(f"{curve} {seed}: {status}, no finite validation after step 0")
+            continue
+        best = val.loc[val["value"].astype(float).idxmin()]
+        out.append(f"{curve} {seed}: {status}, last {_fmt(val['value'].iloc[-1])} at step {int(val['step'].iloc[-1])}"
+                   f" (best {_fmt(best['value'])} at step {int(best['step'])})")
+    return "; ".join(out)
+
+
 def steps_to(df: pd.DataFrame, keys: list[str], threshold: float) -> pd.DataFrame:
     """Per (keys..., curve): the first step at which the median over seeds of rel_val_loss is <= threshold;
     a curve that never gets there gets last step + one validation interval (censored). Columns: keys,
@@ -628,7 +649,8 @@ def claim_9(tables):
     per = pairs.groupby("curve").apply(lambda g: f"{(g['status'] == 'diverged').sum()}/{g['seed'].nunique()}",
                                        include_groups=False)
     return (f"{len(div)}", len(div) >= DIVERGE_MIN_SEEDS,
-            "diverged seeds: " + ", ".join(f"{c} {v}" for c, v in per.items()))
+            "diverged seeds: " + ", ".join(f"{c} {v}" for c, v in per.items())
+            + "; per seed: " + seed_trajectories(sub))
 
 
 def _fig8_ends(tables, train_families, test_families, curves) -> pd.DataFrame:

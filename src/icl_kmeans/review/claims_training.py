@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .claims import (OH_BN, REL_VAL_ONE, NotRun, _fmt, _require, claim, training_ends)
+from .claims import (OH_BN, REL_VAL_ONE, NotRun, _fmt, _require, claim, seed_trajectories, training_ends)
 
 CAUCHY = "cauchy"
 EQUAL_GEN_MAX = 0.05   # 15e: "generalize equally well": |NE - L2| of the final relative validation loss <= 0.05
@@ -234,7 +234,8 @@ def claim_9b(tables):
     pairs = sub[["curve", "seed", "status"]].drop_duplicates()
     div = pairs[pairs["status"] == "diverged"]
     return f"{len(div)}", len(div) == 0, "diverged BN seeds: " + ", ".join(
-        f"{c} {int((g['status'] == 'diverged').sum())}/{g['seed'].nunique()}" for c, g in pairs.groupby("curve"))
+        f"{c} {int((g['status'] == 'diverged').sum())}/{g['seed'].nunique()}" for c, g in pairs.groupby("curve")) \
+        + "; per seed: " + seed_trajectories(sub)
 
 
 @claim("6e", "Fig 1, §2", "fig1",
