@@ -166,14 +166,32 @@ def training_ends(df: pd.DataFrame, keys: list[str], metric: str) -> pd.DataFram
     return pd.DataFrame(rows, columns=keys + ["curve", "value", "seeds", "diverged"])
 
 
+def rel_val_after_start(df: pd.DataFrame) -> pd.DataFrame:
+    """The finite relative validation losses after step 0: step 0 is the untrained model, which every run
+    falls from, so a trajectory read against it says nothing (the figures' axes start there too)."""
+    return df[(df["metric"] == "rel_val_loss") & (df["step"] > 0) & np.isfinite(df["value"].astype(float))]
+
+
+def fig15_cell(tables, embedding: str) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Claims 9 and 9b's cell, Fig 15 at d = 32, k = 25, tau = 0.1, for one embedding: its rows, its
+    (curve, seed, status) pairs, and the detail: diverged seeds per curve, then every seed's trajectory."""
+    df = tables.get("fig15")
+    sub = df[(df["d"] == 32) & (df["k"] == 25) & np.isclose(df["tau"].astype(float), 0.1)
+             & df["curve"].str.startswith(f"{embedding}:")]
+    sub = _require(sub, f"fig15 at d=32, k=25, tau=0.1 ({embedding})")
+    pairs = sub[["curve", "seed", "status"]].drop_duplicates()
+    per = ", ".join(f"{c} {int((g['status'] == 'diverged').sum())}/{g['seed'].nunique()}"
+                    for c, g in pairs.groupby("curve"))
+    return sub, pairs, f"diverged {embedding} seeds: {per}; per seed: {seed_trajectories(sub)}"
+
+
 def seed_trajectories(df: pd.DataFrame) -> str:
     """Per (curve, seed) of a training table's cell: whether it diverged and at which step, its last finite
     relative validation loss, and its best one after step 0 with the step: a run that stalls shows a best
     far below and far before its end (claims 9 and 9b report every seed so)."""
     out = []
     for (curve, seed), g in df.groupby(["curve", "seed"], sort=True):
-        val = g[(g["metric"] == "rel_val_loss") & (g["step"] > 0) & np.isfinite(g["value"].astype(float))]
-        val = val.sort_values("step")
+        val = rel_val_after_start(g).sort_values("step")
         status = "ok"
         if (g["status"] == "diverged").any():
             step = g["diverged_step"].dropna()
@@ -640,17 +658,9 @@ def claim_8c(tables):
        f"{DIVERGE_MIN_SEEDS}", reference="3 of 10 seeds",
        quote=_QUOTES['9'])
 def claim_9(tables):
-    df = tables.get("fig15")
-    sub = df[(df["d"] == 32) & (df["k"] == 25) & np.isclose(df["tau"].astype(float), 0.1)
-             & df["curve"].str.startswith("OH:")]
-    sub = _require(sub, "fig15 at d=32, k=25, tau=0.1 (OH)")
-    pairs = sub[["curve", "seed", "status"]].drop_duplicates()
-    div = pairs[pairs["status"] == "diverged"]
-    per = pairs.groupby("curve").apply(lambda g: f"{(g['status'] == 'diverged').sum()}/{g['seed'].nunique()}",
-                                       include_groups=False)
-    return (f"{len(div)}", len(div) >= DIVERGE_MIN_SEEDS,
-            "diverged seeds: " + ", ".join(f"{c} {v}" for c, v in per.items())
-            + "; per seed: " + seed_trajectories(sub))
+    _, pairs, detail = fig15_cell(tables, "OH")
+    div = int((pairs["status"] == "diverged").sum())
+    return f"{div}", div >= DIVERGE_MIN_SEEDS, detail
 
 
 def _fig8_ends(tables, train_families, test_families, curves) -> pd.DataFrame:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .claims import (OH_BN, REL_VAL_ONE, NotRun, _fmt, _require, claim, seed_trajectories, training_ends)
+from .claims import (OH_BN, REL_VAL_ONE, NotRun, _fmt, _require, claim, fig15_cell, rel_val_after_start,
+                     training_ends)
 
 CAUCHY = "cauchy"
 EQUAL_GEN_MAX = 0.05   # 15e: "generalize equally well": |NE - L2| of the final relative validation loss <= 0.05
@@ -149,7 +150,7 @@ def _first_last(tables, figs=("fig2", "fig10")) -> pd.DataFrame:
     for fig, df in tables.held(figs):
         keys = [k for k in ("d", "tau") if k in df]
         ends = training_ends(df, keys, "rel_val_loss")
-        sub = df[(df["metric"] == "rel_val_loss") & np.isfinite(df["value"].astype(float)) & (df["step"] > 0)]
+        sub = rel_val_after_start(df)
         first = sub[sub["step"] == sub.groupby(keys + ["curve", "seed"])["step"].transform("min")]
         first = first.groupby(keys + ["curve"], as_index=False)["value"].median().rename(columns={"value": "first"})
         out.append(ends.merge(first, on=keys + ["curve"]).assign(fig=fig))
@@ -227,15 +228,9 @@ def claim_14(tables):
        quote="In contrast, for the same setup (same random seed and clustering tasks for training), the training "
              "converges fine with the BN token embedding")
 def claim_9b(tables):
-    df = tables.get("fig15")
-    sub = df[(df["d"] == 32) & (df["k"] == 25) & np.isclose(df["tau"].astype(float), 0.1)
-             & df["curve"].str.startswith("BN:")]
-    sub = _require(sub, "fig15 at d=32, k=25, tau=0.1 (BN)")
-    pairs = sub[["curve", "seed", "status"]].drop_duplicates()
-    div = pairs[pairs["status"] == "diverged"]
-    return f"{len(div)}", len(div) == 0, "diverged BN seeds: " + ", ".join(
-        f"{c} {int((g['status'] == 'diverged').sum())}/{g['seed'].nunique()}" for c, g in pairs.groupby("curve")) \
-        + "; per seed: " + seed_trajectories(sub)
+    _, pairs, detail = fig15_cell(tables, "BN")
+    div = int((pairs["status"] == "diverged").sum())
+    return f"{div}", div == 0, detail
 
 
 @claim("6e", "Fig 1, §2", "fig1",
