@@ -205,3 +205,21 @@ def test_a_subset_that_leaves_a_panel_of_the_grid_empty_says_so(tables, settings
     assert not layout_defects(figure), layout_defects(figure)
     with pytest.raises(ValueError, match="no data"):
         figures.draw("fig10", grown, figures.figure_settings("fig10", settings))
+
+
+@pytest.mark.parametrize("subset,held", [
+    # Fig 8 grown a column at a time: one entry in the title, its families in the order they were added
+    ("fig8:train_family=cauchy;fig8:train_family=normal;fig8:train_family=gumbel|laplace|lognormal",
+     "subset (train_family=cauchy|normal|gumbel|laplace|lognormal)"),
+    # two keys differ: two entries, as given
+    ("fig10:d=4|32,tau=0.1;fig10:d=4,tau=1", "subset (d=4|32, tau=0.1; d=4, tau=1)"),
+    # one key differs: one entry
+    ("fig10:d=4,tau=0.1;fig10:d=32,tau=0.1", "subset (d=4|32, tau=0.1)"),
+])
+def test_a_subsets_title_states_each_figures_cells_once(subset, held):
+    from icl_kmeans.pipeline.figures.common import figure_title
+
+    fig = subset.partition(":")[0]
+    title = figure_title(fig, {"subset": subset})
+    assert held in title, title
+    assert figure_title(fig, {"subset": fig}) == figure_registry.figure(fig).title  # the whole figure: no subset
