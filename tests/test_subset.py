@@ -21,6 +21,14 @@ def test_parse_accepts_a_string_or_a_list():
     assert describe("fig10:d=32,tau=0.1;fig6") == "fig10 d=32 tau=0.1; fig6"
 
 
+def test_the_scale_line_states_each_figure_once():
+    """A subset grown entry by entry (docs/paper-scale.md) names each figure once, its entries merged as the
+    figure's title merges them; entries that differ in two keys stay apart; a whole figure is just its name."""
+    grown = "fig8:train_family=cauchy;fig5;fig8:train_family=normal;fig10:d=4|32,tau=0.1;fig10:d=4,tau=1"
+    assert describe(grown) == "fig8 train_family=cauchy|normal; fig5; fig10 d=4|32 tau=0.1; fig10 d=4 tau=1"
+    assert describe("fig6:curve=OH:L2;fig6") == "fig6"
+
+
 def test_a_subset_keeps_the_full_presets_run_ids_and_cuts_seeds():
     full_s, full = _build()
     s, st = _build(subset="fig10:d=32,tau=0.1;fig6:curve=OH:L2|BN:L2")

@@ -133,5 +133,29 @@ def select(st, subset) -> None:
 
 
 def describe(subset) -> str:
-    """The subset as the scale line states it: 'fig10 d=32 tau=0.1; fig6'."""
-    return "; ".join(" ".join([fig] + [f"{k}={'|'.join(v)}" for k, v in cells.items()]) for fig, cells in parse(subset))
+    """The subset as the scale line states it: each figure once, its entries merged as its title merges them
+    ('fig10 d=32 tau=0.1; fig6'; Fig 8 grown a column at a time: 'fig8 train_family=cauchy|normal')."""
+    entries: dict[str, list[dict]] = {}
+    for fig, cells in parse(subset):
+        entries.setdefault(fig, []).append(cells)
+    return "; ".join(fig if any(not c for c in cells)  # the whole figure is in the subset
+                     else "; ".join(" ".join([fig] + [f"{k}={'|'.join(v)}" for k, v in c.items()])
+                                    for c in merged_cells(cells))
+                     for fig, cells in entries.items())
+
+
+def merged_cells(cells: list[dict]) -> list[dict]:
+    """A figure's subset entries as its title states them: entries with the same keys that differ in one key
+    only are one, with that key's values joined (Fig 8 grown a column at a time reads
+    'train_family=cauchy|normal|gumbel', not three entries)."""
+    merged: list[dict] = []
+    for cell in cells:
+        for m in merged:
+            differ = [k for k in cell if cell[k] != m[k]] if cell.keys() == m.keys() else None
+            if differ is not None and len(differ) <= 1:
+                for k in differ:
+                    m[k] = m[k] + [v for v in cell[k] if v not in m[k]]
+                break
+        else:
+            merged.append({k: list(v) for k, v in cell.items()})
+    return merged

@@ -251,30 +251,13 @@ def figure_title(fig_id: str, settings: dict) -> str:
     subset = settings.get("subset")
     if not subset:
         return title
-    from ..subset import parse
+    from ..subset import merged_cells, parse
 
     cells = [c for fig, c in parse(subset) if fig in sharing_evaluation(parent(fig_id))]  # Fig 18 draws Fig 8's
     if not cells or any(not c for c in cells):  # the whole figure (or nothing of it) is in the subset
         return title
     held = "; ".join(", ".join(f"{k}={'|'.join(v)}" for k, v in c.items()) for c in merged_cells(cells))
     return f"{title.split(':')[0]}, subset ({held}):{title.partition(':')[2]}"
-
-
-def merged_cells(cells: list[dict]) -> list[dict]:
-    """A figure's subset entries as its title states them: entries with the same keys that differ in one key
-    only are one, with that key's values joined (Fig 8 grown a column at a time reads
-    'train_family=cauchy|normal|gumbel', not three entries)."""
-    merged: list[dict] = []
-    for cell in cells:
-        for m in merged:
-            differ = [k for k in cell if cell[k] != m[k]] if cell.keys() == m.keys() else None
-            if differ is not None and len(differ) <= 1:
-                for k in differ:
-                    m[k] = m[k] + [v for v in cell[k] if v not in m[k]]
-                break
-        else:
-            merged.append({k: list(v) for k, v in cell.items()})
-    return merged
 
 
 def save(fig, pdf, png) -> None:
