@@ -244,3 +244,21 @@ def test_claims_9_report_every_seed_with_its_diverged_step_last_and_best_values(
     assert "OH:L2 1: diverged at step 15, last 0.9 at step 10 (best 0.9 at step 10)" in out.loc["9", "detail"]
     assert "OH:L2 2: ok, last 0.9 at step 20 (best 0.9 at step 10)" in out.loc["9", "detail"]
     assert "BN:L2 1: ok, last 0.9 at step 20" in out.loc["9b", "detail"] and "OH:" not in out.loc["9b", "detail"]
+
+
+def test_claim_9_counts_a_seed_that_stalls_where_its_other_seeds_converge(tmp_path):
+    """The paper's "stuck": a finite run that ends no better than one Lloyd step while its curve's other seeds
+    get below it counts, as a diverged one does; where no seed gets below (too few steps) none counts."""
+    tables = _paper_like(True)
+    df = tables["fig15"]
+    df["status"] = "ok"
+    rel = df["metric"] == "rel_val_loss"
+    out = _check(tmp_path / "none", tables)
+    assert out.loc["9", "status"] == C.FAIL and out.loc["9", "measured"] == "0", out.loc["9", "detail"]
+    df.loc[rel & (df["curve"] == "OH:NE") & (df["seed"] == 2) & (df["step"] == 20), "value"] = 1.8  # stalls
+    out = _check(tmp_path / "stalled", tables)
+    assert out.loc["9", "status"] == C.PASS and out.loc["9", "measured"] == "1", out.loc["9", "detail"]
+    assert "OH:NE 1/3" in out.loc["9", "detail"] and "OH:NE 2: ok, last 1.8 at step 20" in out.loc["9", "detail"]
+    df.loc[rel & (df["step"] == 20), "value"] = 1.1  # no seed of any curve below one Lloyd step
+    out = _check(tmp_path / "short", tables)
+    assert out.loc["9", "measured"] == "0" and out.loc["9b", "status"] == C.PASS, out.loc["9", "detail"]

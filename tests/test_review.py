@@ -297,7 +297,7 @@ def test_thresholds_are_constants_of_the_module():
 
     src = inspect.getsource(C)
     for name in ("REL_VAL_ONE", "CLAIM2_MIN_FRACTION", "CONVERGED_REL_VAL", "K_OVER_D", "GAP_NORMAL_MAX",
-                 "GAP_CAUCHY_MIN", "GAP_RATIO_MIN", "GAP_METRIC", "DIVERGE_MIN_SEEDS", "CLAIM10A_MIN_FRACTION",
+                 "GAP_CAUCHY_MIN", "GAP_RATIO_MIN", "GAP_METRIC", "STUCK_MIN_SEEDS", "CLAIM10A_MIN_FRACTION",
                  "CLAIM10_MARGIN"):
         assert f"\n{name} = " in src
     from icl_kmeans.review import claims_grids as CG, claims_multistep as CM, claims_training as CT
