@@ -139,9 +139,13 @@ def describe(subset) -> str:
     for fig, cells in parse(subset):
         entries.setdefault(fig, []).append(cells)
     return "; ".join(fig if any(not c for c in cells)  # the whole figure is in the subset
-                     else "; ".join(" ".join([fig] + [f"{k}={'|'.join(v)}" for k, v in c.items()])
-                                    for c in merged_cells(cells))
+                     else "; ".join(f"{fig} {cell_text(c, ' ')}" for c in merged_cells(cells))
                      for fig, cells in entries.items())
+
+
+def cell_text(cells: dict, sep: str) -> str:
+    """One subset entry's keys as the scale line (sep ' ') and the title (sep ', ') state them: 'd=4|32 tau=0.1'."""
+    return sep.join(f"{k}={'|'.join(v)}" for k, v in cells.items())
 
 
 def merged_cells(cells: list[dict]) -> list[dict]:

@@ -251,12 +251,12 @@ def figure_title(fig_id: str, settings: dict) -> str:
     subset = settings.get("subset")
     if not subset:
         return title
-    from ..subset import merged_cells, parse
+    from ..subset import cell_text, merged_cells, parse
 
     cells = [c for fig, c in parse(subset) if fig in sharing_evaluation(parent(fig_id))]  # Fig 18 draws Fig 8's
     if not cells or any(not c for c in cells):  # the whole figure (or nothing of it) is in the subset
         return title
-    held = "; ".join(", ".join(f"{k}={'|'.join(v)}" for k, v in c.items()) for c in merged_cells(cells))
+    held = "; ".join(cell_text(c, ", ") for c in merged_cells(cells))
     return f"{title.split(':')[0]}, subset ({held}):{title.partition(':')[2]}"
 
 
