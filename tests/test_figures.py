@@ -356,60 +356,11 @@ def test_a_narrow_figure_wraps_its_legend_inside_the_figure():
 def test_a_figure_registered_in_the_registry_alone_draws(tmp_path, tables, settings, monkeypatch):
     """A throw-away row (kind, plotter, title, evaluation) is all figures.plot needs to draw a figure:
     here Fig 6's layout over Fig 6's table under another id and title."""
-    row = figure_registry.Figure("fig_throwaway", "multistep", "multistep.plot_fig6", "Throw-away figure",
-                                 evaluation="fig6")
+    row = figure_registry.Figure("fig_throwaway", "multistep", figure_registry.figure("fig6").plotter,
+                                 "Throw-away figure", evaluation="fig6")
     monkeypatch.setitem(figure_registry.BY_ID, row.id, row)
     pdf, png = tmp_path / "t.pdf", tmp_path / "t.png"
     figures.plot(row.id, tables["fig6"], pdf, png, figures.figure_settings(row.id, settings))
     assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 5000
     drawn = figures.draw(row.id, tables["fig6"], figures.figure_settings(row.id, settings))
     assert drawn._suptitle.get_text() == "Throw-away figure"
-
-
-def plot_final_objective(df, settings, fig_id):
-    """The worked example's plotter (docs/pipeline.md, "Adding a figure"): the mean log objective at the last
-    step t, one bar per curve, naive and re-embed side by side."""
-    import matplotlib.pyplot as plt
-
-    from icl_kmeans.pipeline.figures.common import PAGE_WIDTH, PALETTE, curve_order, finish
-
-    last = df[(df["metric"] == "log_objective") & (df["t"] == df["t"].max())]
-    figure, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.2), squeeze=False)
-    for ax, mode in zip(axes[0], ("naive", "reembed")):
-        rows = last[(last["mode"] == mode) | last["run"].isna()]
-        medians = rows.groupby("curve")["value"].median()
-        order = curve_order(medians.index)
-        ax.bar(range(len(order)), [medians[c] for c in order], color=[PALETTE[c] for c in order])
-        ax.set_xticks(range(len(order)), order, rotation=30)
-        ax.set_title(mode)
-        ax.set_xlabel("curve")
-        ax.set_ylabel("mean log objective at the last t")
-    finish(figure, fig_id, settings)
-    return figure
-
-
-def test_adding_a_figure_takes_a_registry_row_and_a_plotter(tmp_path, tables, settings, monkeypatch):
-    """docs/pipeline.md's worked example: a new figure over an existing evaluation (Fig 6's) is a registry row
-    with its caption, and a plot function; nothing else. It draws at smoke scale, passes the layout check,
-    and its caption is the row's, with the scale and panel lines filled in as the plot rule does."""
-    from icl_kmeans.pipeline.figures import multistep
-    from icl_kmeans.pipeline.figures.layout import layout_defects
-
-    monkeypatch.setattr(multistep, "plot_final_objective", plot_final_objective, raising=False)
-    row = figure_registry.Figure(
-        "fig_final", "multistep", "multistep.plot_final_objective",
-        "Final objective of Figure 6's models (an example)", evaluation="fig6",
-        caption="The mean log objective at the last step of Figure 6's models.\n\n"
-                "Scale: {{ snakemake.params.scale }}.\n\n{{ snakemake.params.panels }}\n")
-    monkeypatch.setitem(figure_registry.BY_ID, row.id, row)
-    s = figures.figure_settings(row.id, settings)
-    figures.plot(row.id, tables["fig6"], tmp_path / "f.pdf", tmp_path / "f.png", s)
-    assert (tmp_path / "f.png").read_bytes()[:8] == PNG_MAGIC
-    figure = figures.draw(row.id, tables["fig6"], s)
-    assert layout_defects(figure) == []
-    assert figure._suptitle.get_text() == "Final objective of Figure 6's models (an example)"
-    template = figure_registry.caption_template(row.id)
-    assert template == row.caption  # no workflow/report/fig_final.rst needed
-    caption = template.replace("{{ snakemake.params.scale }}", figures.scale_line(row.id, settings)).replace(
-        "{{ snakemake.params.panels }}", figures.caption_line(row.id, settings))
-    assert "smoke preset: " in caption and "{{" not in caption

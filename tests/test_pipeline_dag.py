@@ -137,7 +137,7 @@ def test_a_preset_that_leaves_a_key_unset_is_named(tmp_path, monkeypatch):
         settings.resolve({"preset": "smoke"})
 
 
-def test_the_package_ships_its_schema_presets_and_captions():
+def test_the_package_ships_its_schema_and_presets():
     """Package data (pyproject's package-data), found through the package, not the checkout."""
     import tomllib
 
@@ -147,7 +147,6 @@ def test_the_package_ships_its_schema_presets_and_captions():
                for p in (src.parent / pkg.replace(".", "/")).glob(g)}
     assert settings.schema_file() in shipped
     assert {settings.preset_file(p) for p in ("quick", "paper", "smoke")} <= shipped
-    assert {src / "pipeline" / "captions" / f"{fig}.rst" for fig in studies.TARGETS} <= shipped
     assert not (REPO / "workflow" / "presets").exists() and not (REPO / "workflow" / "schemas").exists()
 
 

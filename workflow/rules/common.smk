@@ -185,7 +185,7 @@ def figure_settings(fig):
 
 
 def figure_caption(fig):
-    """fig's caption (its registry row, or the package's captions/<fig>.rst) with its scale line and panel
+    """fig's caption (its spec's, pipeline/specs/<fig>.py) with its scale line and panel
     line filled in (the caption of Snakemake's report)."""
     panels = _figures.caption_line(fig, S, ST)
     return (

@@ -1,13 +1,16 @@
 # Figures: one rule, plot, draws a figure's PDF and PNG from its table only ({fig} = fig1 ... fig19,
 # fig_em), so changing plotting code never retrains or re-evaluates; its caption in Snakemake's report is
-# the package's captions/<fig>.rst filled in (figure_caption), passed as a param. A figure drawn in parts
+# its spec's (pipeline/specs/<fig>.py) filled in (figure_caption), passed as a param. A figure drawn in parts
 # (the registry's split: Figs 15, 16) is drawn one part a job and file ({fig} = fig15a ... fig16d), each
 # from its figure's table (results/tables/fig15.parquet). Table 1 as CSV and Markdown (write_table1). Named
 # targets fig1 ... fig19, fig_em, the parts fig15a ... fig16d and table1 (one alias rule each: a target name
 # cannot be a wildcard); fig15 asks for the parts its studies hold (figure_files).
 
+# the drawing code: the figure modules, and the specs that hold each figure's plotter
 FIGURES_CODE = sorted(
-    os.path.relpath(p) for p in (REPO / "src/icl_kmeans/pipeline/figures").glob("*.py")
+    os.path.relpath(p)
+    for folder in ("figures", "specs")
+    for p in (REPO / "src/icl_kmeans/pipeline" / folder).glob("*.py")
 ) + [
     os.path.relpath(REPO / f"src/icl_kmeans/{name}.py")
     for name in ("constants", "emd_table", "profile_table")

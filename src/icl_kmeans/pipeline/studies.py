@@ -6,13 +6,13 @@ Pure Python (no torch): Snakemake builds the DAG from this at parse time.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from dataclasses import dataclass, field
 
 from ..constants import EMBEDDINGS, FAMILIES, REGULARIZERS
 from . import figure_registry
-from .figure_registry import ModelKey
 from .subset import select as select_subset
 
 SIX = [(e, r) for e in EMBEDDINGS for r in REGULARIZERS]
@@ -27,7 +27,6 @@ MULTISTEP_BASE = dict(d=32, k=10, tau=0.1)  # Figs 5-8, 12, fig_em
 # while training); plain: Adam at a constant learning rate, no bias, no dropout.
 TRAINING_MODES = {"reference": dict(plateau=True, bias=True, dropout=0.01),
                   "plain": dict(plateau=False, bias=False, dropout=0.0)}
-TAU_FIG10 = (1.0, 0.25, 1 / 7, 0.1)  # the reference's inverse temperatures 1, 4, 7, 10 (the paper prints 0.14)
 DISTRIBUTION_KEYS = ("family", "n", "d", "k", "isotropic", "equal_weights", "scale")
 
 
@@ -123,6 +122,43 @@ class Studies:
         if fig is not None:
             self.training.setdefault(fig, []).append(Curve(rid, facets, curve(cfg)))
         return rid
+
+    def six(self, fig: str, facets: dict, **overrides) -> list[str]:
+        """The six curves of a training figure's facet cell: every embedding x regularizer."""
+        return [self.add(fig, facets, embedding=e, regularizer=r, **overrides) for e, r in SIX]
+
+    def model(self, embedding: str, regularizer: str, **overrides) -> str:
+        """A run that an evaluation reads (no training figure's curve): trained at MULTISTEP_BASE's cell
+        unless overrides say otherwise."""
+        return self.add(None, {}, embedding=embedding, regularizer=regularizer, **{**MULTISTEP_BASE, **overrides})
+
+    def testset(self, family="normal", n=None, isotropic=True, equal_weights=True, scale=0.1, tasks=None) -> dict:
+        """An evaluation's test set at MULTISTEP_BASE's d and k: the preset's n and eval_tasks unless given."""
+        s = self.settings
+        return dict(family=family, n=n or s["n_points"], d=MULTISTEP_BASE["d"], k=MULTISTEP_BASE["k"],
+                    isotropic=isotropic, equal_weights=equal_weights, scale=scale, tasks=tasks or s["eval_tasks"])
+
+    def multistep(self, models: dict, testsets: dict, modes=("reembed",), baselines=("lloyd",), **extra) -> dict:
+        """A multi-step evaluation: each model run for eval_steps steps on each test set, in each mode."""
+        return dict(kind="multistep", models=models, modes=list(modes), testsets=testsets,
+                    steps=self.settings["eval_steps"], baselines=list(baselines), **extra)
+
+    def landscape(self, surface: str, models: dict, testsets: dict) -> dict:
+        """A loss ("loss") or gap ("gap") surface of the L2 loss at tau = 0.1 around each model's parameters."""
+        s = self.settings
+        return dict(kind="landscape", surface=surface, models=models, tau=0.1, regularizer="L2",
+                    resolution=s["landscape_resolution"], tasks=s["landscape_tasks"], testsets=testsets)
+
+    def dissimilarity(self, tasks_per_family: int) -> dict:
+        """Earth-mover distances between the tasks of every family, tasks_per_family of each."""
+        return dict(kind="dissimilarity",
+                    testsets={family: self.testset(family=family, tasks=tasks_per_family) for family in FAMILIES})
+
+    def profile(self, ds: list, ks: list) -> dict:
+        """OH vs BN timed over the grid ds x ks."""
+        s = self.settings
+        return dict(kind="profile", ds=ds, ks=ks, n=s["profile_n"], batch=s["profile_batch"],
+                    warmup=s["profile_warmup"], reps=s["profile_reps"])
 
     def runs_of(self, fig: str) -> list[str]:
         if fig in self.training:
@@ -224,84 +260,12 @@ def build(s: dict) -> Studies:
         raise ValueError(f"config key 'profile_n' = {s['profile_n']} is invalid: profiling k = {largest_k} "
                          f"centers needs at least that many points (profile_n >= max of profile_k and table1_k)")
     st = Studies(settings=s)
-    six = lambda fig, facets, **o: [st.add(fig, facets, embedding=e, regularizer=r, **o) for e, r in SIX]  # noqa: E731
-
-    for tau in (1.0, 0.1):
-        six("fig2", {"panel": "a", "d": 4, "tau": tau}, d=4, k=6, tau=tau)
-    for d in (4, 16):
-        six("fig2", {"panel": "b", "d": d, "tau": 0.25}, d=d, k=6, tau=0.25)
-    for fam in FAMILIES:
-        for tau in (1.0, 0.1):
-            six("fig4", {"family": fam, "tau": tau}, d=32, k=10, tau=tau, family=fam)
-    for d in (4, 32):
-        for tau in TAU_FIG10:
-            six("fig10", {"d": d, "tau": tau}, d=d, k=6, tau=tau)
-        for lr in (0.001, 0.01, 0.1, 1.0):
-            six("fig11", {"d": d, "lr": lr}, d=d, k=6, tau=0.1, lr=lr, steps=s["lr_sweep_steps"])
-        for n in s["fig13_train_n"]:
-            six("fig13", {"d": d, "n": n}, d=d, k=6, tau=0.1, n=n)
-    for d in (4, 8, 16, 32):
-        for tau in (0.25, 0.1):
-            six("fig14", {"d": d, "tau": tau}, d=d, k=6, tau=tau)
-    for k in (6, 10, 16, 25):
-        for d, tau in ((4, 1.0), (4, 0.1), (32, 1.0), (32, 0.1)):
-            six("fig15", {"k": k, "d": d, "tau": tau}, d=d, k=k, tau=tau)
-    for fam in FAMILIES:
-        for k, tau in ((6, 1.0), (10, 1.0), (6, 0.1), (10, 0.1)):
-            six("fig16", {"family": fam, "k": k, "tau": tau}, d=32, k=k, tau=tau, family=fam)
-    for d, k, tau in ((16, 16, 1.0), (32, 25, 1.0)):
-        for n in s["fig17_train_n"]:
-            for e in ("OH", "BN"):
-                st.add("fig17", {"d": d, "k": k, "tau": tau, "n": n}, d=d, k=k, tau=tau, n=n, embedding=e,
-                       regularizer="L2", clip_grad=1.0)
-
-    base = MULTISTEP_BASE
-    L2 = lambda fam="normal": {e: st.add(None, {}, embedding=e, regularizer="L2", family=fam, **base)  # noqa: E731
-                               for e in EMBEDDINGS}
-    six_models = {f"{e}:{r}": st.add(None, {}, embedding=e, regularizer=r, **base) for e, r in SIX}
-    ev = dict(d=base["d"], k=base["k"], n=s["n_points"], tasks=s["eval_tasks"], steps=s["eval_steps"])
-
-    def evalset(family="normal", n=None, isotropic=True, equal_weights=True, scale=0.1, tasks=None):
-        return dict(family=family, n=n or s["n_points"], d=base["d"], k=base["k"], isotropic=isotropic,
-                    equal_weights=equal_weights, scale=scale, tasks=tasks or s["eval_tasks"])
-
-    st.evaluations["fig6"] = dict(kind="multistep", models=six_models, modes=["naive", "reembed"],
-                                  testsets={"normal": evalset()}, steps=ev["steps"], baselines=["lloyd"])
-    shifts = {"unequal weights": evalset(equal_weights=False), "anisotropic": evalset(isotropic=False),
-              "scale 0.05": evalset(scale=0.05), "scale 0.2": evalset(scale=0.2)}
-    st.evaluations["fig7"] = dict(kind="multistep", models={f"{e}:L2": r for e, r in L2().items()},
-                                  modes=["reembed"], testsets=shifts, steps=ev["steps"], baselines=["lloyd"])
-    grid_models = {str(ModelKey(f"{e}:L2", fam)): r for fam in FAMILIES for e, r in L2(fam).items()}
-    for fig in ("fig8", "fig18"):
-        st.evaluations[fig] = dict(kind="multistep", models=grid_models, modes=["reembed"],
-                                   testsets={fam: evalset(family=fam) for fam in FAMILIES}, steps=ev["steps"],
-                                   baselines=["lloyd"], cross="train family x test family")
-    st.evaluations["fig12"] = dict(kind="multistep", models={f"{e}:L2": r for e, r in L2().items()},
-                                   modes=["reembed"], testsets={f"n={n}": evalset(n=n) for n in s["fig12_eval_n"]},
-                                   steps=ev["steps"], baselines=["lloyd"])
-    em_models = {f"{e}:L2": r for e, r in L2().items() if e in ("OH", "BN")}
-    st.evaluations["fig_em"] = dict(kind="multistep", models=em_models, modes=["reembed"],
-                                    testsets={f"n={n}": evalset(n=n) for n in s["fig_em_n"]},
-                                    steps=ev["steps"], baselines=["lloyd", "em"])
-    land = {str(ModelKey(f"{e}:L2", f"d={d}")): st.add(None, {}, d=d, k=6, tau=0.1, embedding=e, regularizer="L2")
-            for d in (4, 32) for e in ("OH", "BN")}
-    st.evaluations["fig3"] = dict(kind="landscape", surface="loss", models=land, tau=0.1, regularizer="L2",
-                                  resolution=s["landscape_resolution"], tasks=s["landscape_tasks"],
-                                  testsets={name: dict(evalset(), d=int(name.split("=")[1]), k=6,
-                                                       tasks=s["landscape_tasks"]) for name in
-                                            ("d=4", "d=32")})
-    gap_models = {str(ModelKey("OH:L2", fam)): L2(fam)["OH"] for fam in ("normal", "cauchy")}
-    st.evaluations["fig5"] = dict(kind="landscape", surface="gap", models=gap_models, tau=0.1, regularizer="L2",
-                                  resolution=s["landscape_resolution"], tasks=s["landscape_tasks"],
-                                  testsets={fam: evalset(family=fam, tasks=s["landscape_tasks"])
-                                            for fam in ("normal", "cauchy")})
-    for fig, per in (("fig9", s["fig9_tasks_per_family"]), ("fig19", s["fig19_tasks_per_family"])):
-        st.evaluations[fig] = dict(kind="dissimilarity", testsets={fam: evalset(family=fam, tasks=per)
-                                                                   for fam in FAMILIES})
-    st.evaluations["fig1"] = dict(kind="profile", ds=s["profile_d"], ks=s["profile_k"], n=s["profile_n"],
-                                  batch=s["profile_batch"], warmup=s["profile_warmup"], reps=s["profile_reps"])
-    st.evaluations["table1"] = dict(kind="profile", ds=[32], ks=s["table1_k"], n=s["profile_n"],
-                                    batch=s["profile_batch"], warmup=s["profile_warmup"], reps=s["profile_reps"])
+    for row in figure_registry.TABLE:  # each figure's spec adds its runs (pipeline/specs/<id>.py)
+        if row.runs is not None:
+            row.runs(st, s)
+    for row in figure_registry.TABLE:  # a figure that draws another's evaluation (Fig 18: Fig 8's) reads a copy
+        if row.runs is None and row.evaluation is not None:
+            st.evaluations[row.id] = copy.deepcopy(st.evaluations[row.evaluation])
     for spec in st.evaluations.values():
         for name, ts in spec.get("testsets", {}).items():
             ts["id"] = testset_id(ts)

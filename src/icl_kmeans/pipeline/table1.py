@@ -27,6 +27,7 @@ import pandas as pd
 
 from ..profile_table import ATTENTIONS, PAPER_ATTENTION
 from .figures import scale_line
+from .specs import table1 as spec
 
 D = 32
 ATTENTION_NAMES = {"materialised": "paper-comparable (the n x n distances and softmax materialised, as the paper "
@@ -45,22 +46,22 @@ MARKDOWN_HEADER = ["k", "extra dims OH / BN", "forward ms OH", "forward ms BN", 
 def build(df: pd.DataFrame, d: int = D) -> pd.DataFrame:
     """The wide Table 1 from the long profile table: one row per (attention, k), materialised first."""
     if df is None or len(df) == 0:
-        raise ValueError("table1: the profile table is empty")
+        raise ValueError(f"{spec.ID}: the profile table is empty")
     if "attention" not in df.columns:
-        raise ValueError("table1: the profile table has no attention column (materialised / fused); it was "
+        raise ValueError(f"{spec.ID}: the profile table has no attention column (materialised / fused); it was "
                          "written by an older version: run the profile again")
     sub = df[df["d"] == d]
     if sub.empty:
-        raise ValueError(f"table1: no profile rows at d = {d} (found d in {sorted(df['d'].unique())})")
+        raise ValueError(f"{spec.ID}: no profile rows at d = {d} (found d in {sorted(df['d'].unique())})")
     unknown = set(sub["attention"]) - set(ATTENTIONS)
     if unknown:
-        raise ValueError(f"table1: unknown attention {sorted(unknown)}; expected {list(ATTENTIONS)}")
+        raise ValueError(f"{spec.ID}: unknown attention {sorted(unknown)}; expected {list(ATTENTIONS)}")
     wide = sub.pivot_table(index=["attention", "k"], columns=["metric", "embedding"], values="value", aggfunc="first")
     out = pd.DataFrame(index=wide.index)
     for name, metric in SOURCE.items():
         for emb in ("OH", "BN"):
             if (metric, emb) not in wide.columns:
-                raise ValueError(f"table1: no {metric} for {emb} at d = {d}")
+                raise ValueError(f"{spec.ID}: no {metric} for {emb} at d = {d}")
             out[f"{name}_{emb}"] = wide[(metric, emb)]
     for col in ("extra_dims_OH", "extra_dims_BN"):
         out[col] = out[col].round().astype("int64")
@@ -80,14 +81,14 @@ def paper_comparable(table: pd.DataFrame) -> pd.DataFrame:
     """The rows of Table 1 measured as the paper measured them (materialised attention), one per k."""
     rows = table[table["attention"] == PAPER_ATTENTION]
     if rows.empty:
-        raise ValueError(f"table1: no {PAPER_ATTENTION} rows; the paper-comparable numbers are missing")
+        raise ValueError(f"{spec.ID}: no {PAPER_ATTENTION} rows; the paper-comparable numbers are missing")
     return rows.reset_index(drop=True)
 
 
 def markdown(table: pd.DataFrame, settings: dict | None = None) -> str:
     lines = ["# " + "Table 1: OH vs BN at d = 32 (speedup = OH / BN; memory reduction = 1 - BN / OH)", ""]
     if settings is not None:
-        lines += [scale_line("table1", settings) + ".", ""]
+        lines += [scale_line(spec.ID, settings) + ".", ""]
     devices = sorted(set(",".join(table["device"]).split(","))) if "device" in table else []
     if devices:
         lines += [f"Device: {', '.join(d for d in devices if d)}. Times in ms are medians of the timed "

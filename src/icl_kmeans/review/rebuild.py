@@ -173,6 +173,7 @@ CACHE = "cache.json"
 def _code_digest() -> str:
     package = Path(__file__).resolve().parents[1]
     files = [*sorted((package / "pipeline" / "figures").glob("*.py")), package / "pipeline" / "table1.py",
+             *sorted((package / "pipeline" / "specs").glob("*.py")),  # each figure's plotter
              *(package / f"{name}.py" for name in ("constants", "emd_table", "profile_table"))]
     return digest({str(f.relative_to(package)): sha256_file(f) for f in files})
 

@@ -1,6 +1,6 @@
 """Figures of the paper from the aggregated tables (results/tables/{fig}.parquet), PDF and PNG.
 
-One module per kind of figure, so that a figure's code is found by its kind:
+A figure's spec (pipeline/specs/<id>.py) holds its plotter, which calls the drawing code of its kind here:
     training    training curves (Figs 2, 4, 10, 11, 13-17)
     multistep   multi-step clustering (Figs 6, 7, 8, 12, 18, EM comparison)
     heatmaps    loss and gap surfaces (Figs 3, 5), task dissimilarity (Figs 9, 19)
@@ -27,7 +27,6 @@ figure_settings while it parses the workflow.
 from __future__ import annotations
 
 import os
-from importlib import import_module
 
 import pandas as pd
 
@@ -39,7 +38,7 @@ from .panels import caption_line
 from .scale import SCALE_KEYS, figure_settings, kind, paper_settings, scale_line
 
 def draw(fig_id: str, df: pd.DataFrame, settings: dict):
-    """The matplotlib Figure of fig_id from its aggregated table (a DataFrame), by its registry row's plotter.
+    """The matplotlib Figure of fig_id from its aggregated table (a DataFrame), by its spec's plotter.
 
     A figure drawn in parts (the registry's split: Figs 15, 16) is drawn one part at a time: fig_id is the
     part's id (fig15d), df the figure's table (results/tables/fig15.parquet), of which the part's rows are drawn."""
@@ -52,9 +51,7 @@ def draw(fig_id: str, df: pd.DataFrame, settings: dict):
     if is_part(fig_id):
         df = select_part(df, fig_id)
     style()
-    module, function = row.plotter.split(".")
-    plotter = getattr(import_module(f".{module}", __name__), function)
-    return plotter(df, settings, fig_id=fig_id, **dict(row.plot_options))
+    return row.plotter(df, settings, fig_id=fig_id)
 
 
 def plot(fig: str, table, pdf, png, settings: dict) -> None:

@@ -30,8 +30,6 @@ FAMILY_ORDER = ("cauchy", "gumbel", "laplace", "lognormal", "normal")
 PAGE_WIDTH = 6.75  # inches: every figure fits a page's text width (pipeline/figures/layout.py checks it)
 FONT = {"title": 9, "panel": 8, "label": 8, "tick": 7, "note": 7}  # points, at PAGE_WIDTH: >= 7 in print
 
-# Training-figure layout: facet keys that select a block of two rows (the rest are columns).
-
 
 def require(df: pd.DataFrame, fig: str, what: str) -> pd.DataFrame:
     if df is None or len(df) == 0:

@@ -62,7 +62,7 @@ def colourbar(figure, cs, cax, label, levels):
     return cb
 
 
-def plot_fig3(df, settings, fig_id="fig3"):
+def plot_loss_surfaces(df, settings, fig_id):
     ds = sorted(df["d"].unique())
     embs = [e for e in ("OH", "BN", "NA") if any(df["curve"].str.startswith(e + ":"))]
     require(pd.DataFrame({"d": ds}), fig_id, "any d")
@@ -89,7 +89,7 @@ def at_origin(a, b, z) -> float:
     return float(z[i, j])
 
 
-def plot_fig5(df, settings, fig_id="fig5"):
+def plot_gap_surfaces(df, settings, fig_id):
     fams = [f for f in ("normal", "cauchy") if f in set(df["testset"])] + sorted(
         set(df["testset"]) - {"normal", "cauchy"})
     metrics = [m for m in ("gap_max", "gap_mean") if m in set(df["metric"])]
@@ -123,7 +123,8 @@ def gap_note(settings) -> str:
     return note + f" (the paper's <= 0.5 / > 5 are at n = {PAPER_N}; not comparable here)"
 
 
-def plot_dissimilarity(df, settings, fig_id="fig9"):
+def plot_dissimilarity(df, settings, fig_id, width=PAGE_WIDTH):
+    """width: inches (Fig 9 is narrower than a page)."""
     import matplotlib.pyplot as plt
 
     require(df, fig_id, "any task pair")
@@ -131,7 +132,6 @@ def plot_dissimilarity(df, settings, fig_id="fig9"):
     order = sorted(range(len(keys)), key=lambda i: (FAMILY_ORDER.index(keys[i][0])
                                                     if keys[i][0] in FAMILY_ORDER else len(FAMILY_ORDER), i))
     keys, m = [keys[i] for i in order], m[np.ix_(order, order)]  # the paper's family order, cauchy first
-    width = 5.0 if fig_id == "fig9" else PAGE_WIDTH
     figure, axes = plt.subplots(1, 2, figsize=(width, width + 0.3), squeeze=False,
                                 gridspec_kw={"width_ratios": [1, 0.05]})
     ax, cax = axes[0]

@@ -1,4 +1,4 @@
-"""Multi-step clustering figures (Figs 6, 7, 8, 12, 18 and the EM comparison): mean log k-means objective
+"""Multi-step clustering (Figs 6, 7, 8, 12, 18, the EM comparison; each spec picks its plotter): mean log objective
 against the step t, trained models (median over seeds, IQR ribbon) with Lloyd's in black (EM purple)."""
 
 from __future__ import annotations
@@ -7,8 +7,6 @@ import pandas as pd
 
 from .common import FAMILY_ORDER, FONT, METRIC_LABELS, PAGE_WIDTH, draw_lines, finish, finite, integer_x, require
 from .scale import points
-
-SHIFT_ORDER = ("unequal weights", "anisotropic", "scale 0.05", "scale 0.2")
 
 
 def multistep_panel(ax, data: pd.DataFrame, fig_id: str, what: str, metric: str = "log_objective",
@@ -38,7 +36,7 @@ def models_and_baselines(df: pd.DataFrame, testset: str, mode: str | None = None
     return pd.concat([models, base], ignore_index=True)
 
 
-def plot_fig6(df, settings, fig_id="fig6"):
+def plot_naive_vs_reembed(df, settings, fig_id):
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.4), squeeze=False)
@@ -69,17 +67,7 @@ def n_of(testset: str) -> int:
     return int(str(testset).split("=")[1])
 
 
-def plot_fig7(df, settings, fig_id="fig7"):
-    order = list(SHIFT_ORDER) + sorted(set(df["testset"]) - set(SHIFT_ORDER))
-    return plot_panels_by_testset(df, settings, fig_id, order)
-
-
-def plot_fig12(df, settings, fig_id="fig12"):
-    order = sorted(df["testset"].unique(), key=n_of)
-    return plot_panels_by_testset(df, settings, fig_id, order, title=lambda t: f"at {t}")
-
-
-def plot_family_grid(df, settings, fig_id="fig8", row_height=1.05):
+def plot_family_grid(df, settings, fig_id, row_height=1.05):
     import matplotlib.pyplot as plt
 
     tests = [f for f in FAMILY_ORDER if f in set(df["testset"])]
@@ -108,7 +96,7 @@ def plot_family_grid(df, settings, fig_id="fig8", row_height=1.05):
     return figure
 
 
-def plot_fig_em(df, settings, fig_id="fig_em"):
+def plot_em_comparison(df, settings, fig_id):
     import matplotlib.pyplot as plt
 
     testsets = sorted(df["testset"].unique(), key=n_of)

@@ -20,8 +20,8 @@ SHORT_NOTE = "before the learning transition"
 
 
 def short_m(fig: str, s: dict) -> int | None:
-    """The preset's short M for a figure's runs (Fig 11 has its own); None where the settings lack it."""
-    return s.get("lr_sweep_steps" if fig == "fig11" else "steps")
+    """The preset's short M for a figure's runs (its spec's steps_key); None where the settings lack it."""
+    return s.get(figure(fig).steps_key)
 
 
 def is_short(m: int | None, fig: str, s: dict) -> bool:
@@ -48,7 +48,7 @@ def _panels(fig: str, st) -> dict:
     spec = st.evaluations.get(fig) or st.evaluations.get(figure(fig).evaluation) or {}  # a row drawing another's
     for label, run in (spec.get("models") or {}).items():
         curve, group = ModelKey.parse(label)  # Fig 8/18: trained on <family>; Figs 3, 5: d= / family
-        name = (f"trained on {group}" if fig in ("fig8", "fig18") else group) or "all panels"
+        name = (figure(fig).group_name.format(group) if group else "") or "all panels"
         out.setdefault(name, {})[curve] = st.runs[run]["steps"]
     return out
 

@@ -19,7 +19,7 @@ ATTENTION_TITLES = {"materialised": "materialised n x n attention (as the paper 
 ATTENTION_SHORT = {"materialised": "materialised (as the paper)", "fused": "fused (this pipeline)"}
 
 
-def plot_fig1(df, settings, fig_id="fig1"):
+def plot_gains(df, settings, fig_id):
     """One row per metric; left column the paper-comparable (materialised) attention, right column ours."""
     import matplotlib.pyplot as plt
     import seaborn as sns

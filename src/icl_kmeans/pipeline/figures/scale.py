@@ -8,10 +8,8 @@ Pure Python: Snakemake imports scale_line and figure_settings while it parses th
 from __future__ import annotations
 
 from .. import settings as settings_mod
-from ..figure_registry import TRAINED_KINDS, figure, ids
+from ..figure_registry import TRAINED_KINDS, figure
 from ..subset import describe as describe_subset
-
-TRAINING, MULTISTEP, LANDSCAPE = ids("training"), ids("multistep"), ids("landscape")
 
 # How a run was trained (settings key `training`; a missing key means plain, the choice before the key existed).
 TRAINING_NAMES = {"plain": "plain Adam",
@@ -58,13 +56,23 @@ def _cell_runs(cell: dict) -> str:
     return out
 
 
+def _training_n(fig: str, s: dict) -> str:
+    """'n in {32, 64}' for a figure trained over several n (its spec's train_n_key), else 'n=64'."""
+    key = figure(fig).train_n_key
+    return f"n in {_list(s[key])}" if key else f"n={points(s)}"
+
+
+def _tasks_per_family(fig: str, s: dict) -> str:
+    return f"{s[figure(fig).tasks_key]} tasks per family"
+
+
 def _scale_parts(fig: str, s: dict) -> list[str]:
-    k = kind(fig)
+    row = figure(fig)
+    k = row.kind
     nseeds = s["seeds"] if isinstance(s["seeds"], int) else len(s["seeds"])
-    steps = s["lr_sweep_steps"] if fig == "fig11" else s["steps"]
-    train_n = {"fig13": f"training n in {_list(s['fig13_train_n'])}",
-               "fig17": f"training n in {_list(s['fig17_train_n'])}"}.get(fig, f"n={points(s)}")
-    trained = [training_name(s), f"{nseeds} seeds", f"M={steps}", train_n, f"B={s['batch']}"]
+    train_n = _training_n(fig, s)
+    trained = [training_name(s), f"{nseeds} seeds", f"M={s[row.steps_key]}",
+               ("training " + train_n) if row.train_n_key else train_n, f"B={s['batch']}"]
     cells = s.get("headline_cells") or []
     if cells and k in TRAINED_KINDS:
         trained.append("longer at the headline cells " + "; ".join(
@@ -73,17 +81,14 @@ def _scale_parts(fig: str, s: dict) -> list[str]:
     if k == "training":
         return trained + [f"validation on {s['val_batches'] * s['batch']} tasks every {s['eval_every']} steps"]
     if k == "multistep":
-        ev = {"fig12": f"evaluated at n in {_list(s['fig12_eval_n'])}",
-              "fig_em": f"evaluated at n in {_list(s['fig_em_n'])}"}.get(fig, f"evaluated at n={points(s)}")
+        ev = f"evaluated at n in {_list(s[row.eval_n_key])}" if row.eval_n_key else f"evaluated at n={points(s)}"
         return trained + [f"{s['eval_tasks']} test tasks", f"T={s['eval_steps']}", ev]
     if k == "landscape":
         r = s["landscape_resolution"]
         return trained + [f"first seed only, {r}x{r} grid", f"{s['landscape_tasks']} tasks"]
     if k == "dissimilarity":
-        per = s["fig9_tasks_per_family" if fig == "fig9" else "fig19_tasks_per_family"]
-        return [f"{per} tasks per family", f"n={points(s)}"]
-    grid = (f"d in {_list(s['profile_d'])} x k in {_list(s['profile_k'])}" if fig == "fig1"
-            else f"d=32, k in {_list(s['table1_k'])}")
+        return [_tasks_per_family(fig, s), f"n={points(s)}"]
+    grid = row.grid.format(**{key: _list(v) for key, v in s.items() if isinstance(v, (list, tuple))})
     return [grid, f"n={s['profile_n']}", f"batch {s['profile_batch']}",
             f"{s['profile_warmup']} warm-up + {s['profile_reps']} timed reps"]
 
@@ -124,20 +129,16 @@ def short_scale_line(fig: str, settings: dict) -> str:
 
 
 def _short_parts(fig: str, s: dict, cells: bool = True) -> list[str]:
-    k = kind(fig)
-    if k in TRAINED_KINDS:
+    row = figure(fig)
+    if row.kind in TRAINED_KINDS:
         nseeds = s["seeds"] if isinstance(s["seeds"], int) else len(s["seeds"])
-        steps = s["lr_sweep_steps"] if fig == "fig11" else s["steps"]
-        n = {"fig13": "n in " + _list(s["fig13_train_n"]),
-             "fig17": "n in " + _list(s["fig17_train_n"])}.get(fig, f"n={points(s)}")
-        parts = [f"{nseeds} seeds", n, f"M={steps}" + (" (some cells longer)" if cells and s.get("headline_cells")
-                                                        else "")]
-        if k == "multistep":
+        parts = [f"{nseeds} seeds", _training_n(fig, s),
+                 f"M={s[row.steps_key]}" + (" (some cells longer)" if cells and s.get("headline_cells") else "")]
+        if row.kind == "multistep":
             parts += [f"{s['eval_tasks']} test tasks", f"T={s['eval_steps']}"]
         return parts
-    if k == "dissimilarity":
-        return [f"{s['fig9_tasks_per_family' if fig == 'fig9' else 'fig19_tasks_per_family']} tasks per family",
-                f"n={points(s)}"]
+    if row.kind == "dissimilarity":
+        return [_tasks_per_family(fig, s), f"n={points(s)}"]
     return [f"n={s['profile_n']}", f"batch {s['profile_batch']}", f"{s['profile_reps']} timed reps"]
 
 

@@ -21,13 +21,6 @@ from .common import (FONT, METRIC_LABELS, PAGE_WIDTH, combos, curve_order, draw_
 from .. import figure_registry
 from .panels import is_short, short_m
 
-# Facet keys that select a block of two rows (the rest are columns).
-# Fig 15's parts are its (d, tau) settings (15(d): d = 32, tau = 0.1), Fig 16's its (k, tau) settings
-# ((a) k = 6, tau = 1 ... (d) k = 10, tau = 0.1), as the paper's text names them: the registry's parts
-# (figure_registry.Part) give each block its letter, whichever blocks a run holds, and Figs 15 and 16 are
-# drawn one part (one block) a file.
-BLOCKS = {"fig4": ["tau"], "fig10": ["d"], "fig11": ["d"], "fig13": ["d"], "fig14": ["tau"], "fig15": ["d", "tau"],
-          "fig16": ["tau", "k"], "fig17": ["d", "k", "tau"]}
 SHORT_LABELS = {"train_loss": "training loss", "rel_val_loss": "rel. val. loss"}
 
 
@@ -75,7 +68,10 @@ def _not_in_subset(top, bottom, where: str) -> None:
              fontsize=FONT["note"], color="0.4")
 
 
-def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
+def plot_training(df: pd.DataFrame, settings: dict, fig_id: str, blocks=()):
+    """blocks: the facet keys that select a block of two rows (the rest are columns), from the figure's spec.
+    Where the spec names parts (Fig 15's (d, tau) cells, 15(d): d = 32, tau = 0.1) each block is one, with
+    the part's letter whichever blocks a run holds; Figs 15 and 16 are drawn one part (one block) a file."""
     import matplotlib.pyplot as plt
 
     require(df, fig_id, "any training run")
@@ -83,7 +79,7 @@ def plot_training(df: pd.DataFrame, settings: dict, fig_id: str):
     facets = facet_keys(df)
     row = figure_registry.figure(fig_id)  # a part's (fig15d) is its figure's
     part = figure_registry.is_part(fig_id)  # one part on its own: the title names it, not the rows
-    block_keys = [k for k in BLOCKS.get(row.id, []) if k in facets]
+    block_keys = [k for k in blocks if k in facets]
     col_keys = [k for k in facets if k not in block_keys]
     blocks, cols = combos(df, block_keys), combos(df, col_keys)
     timed = row.timed_alone
