@@ -16,9 +16,9 @@ include: "workflow/rules/common.smk"
 
 # A subset (config key subset) works in its own folder: <subset_dir>/results/, never beside a whole
 # preset's results/.
-if S["subset"]:
+if SETTINGS["subset"]:
 
-    workdir: str(REPO / S["subset_dir"])
+    workdir: str(REPO / SETTINGS["subset_dir"])
 
 
 include: "workflow/rules/tasks.smk"

@@ -17,7 +17,7 @@ rule aggregate:
                         for f in files.values()
                     ]
                 )
-                if w.fig in ST.training
+                if w.fig in STUDIES.training
                 else dict(evaluation=EVAL.format(fig=EVAL_SOURCE[w.fig]))
             )
         ),
@@ -27,14 +27,14 @@ rule aggregate:
     log:
         f"{LOGS}/aggregate/{{fig}}.log",
     wildcard_constraints:
-        fig="|".join(sorted(set(ST.training) | set(EVAL_SOURCE))),
+        fig="|".join(sorted(set(STUDIES.training) | set(EVAL_SOURCE))),
     conda:
         ANALYSIS_ENV
     params:
         curves=lambda w: [
             dict(run=c.run, facets=c.facets, label=c.label)
-            for c in ST.training.get(w.fig, [])
+            for c in STUDIES.training.get(w.fig, [])
         ],
-        files=lambda w, input: (run_inputs(w.fig) if w.fig in ST.training else {}),
+        files=lambda w, input: (run_inputs(w.fig) if w.fig in STUDIES.training else {}),
     script:
         "../scripts/aggregate.py"

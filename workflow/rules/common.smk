@@ -16,23 +16,30 @@ REPO = Path(workflow.basedir)
 # The preset's values (the package's presets, icl_kmeans/pipeline/config/) overridden by config.yaml and
 # --config, validated against the package's config.schema.yaml: an error names the key, the value and
 # what is allowed. resolve types --config's list items in place ("seeds=[1,2]" arrives as strings).
-S = _settings.resolve(config)
-ST = _studies.build(S)
+SETTINGS = _settings.resolve(config)
+# every figure's runs and evaluations (studies.Studies), from the figures' specs
+STUDIES = _studies.build(SETTINGS)
 # The paper's scale, which every figure's scale line quotes (figures.figure_settings).
-PAPER = S if S["preset"] == "paper" else _settings.resolve({"preset": "paper"})
-SEEDS = S["seeds"]
-DISTS = ST.distributions()
+PAPER = (
+    SETTINGS
+    if SETTINGS["preset"] == "paper"
+    else _settings.resolve({"preset": "paper"})
+)
+SEEDS = SETTINGS["seeds"]
+DISTS = STUDIES.distributions()
 TESTSETS = {
     ts["id"]: ts
-    for spec in ST.evaluations.values()
+    for spec in STUDIES.evaluations.values()
     for ts in spec.get("testsets", {}).values()
 }
 # The evaluation each figure draws, as the registry names it (Figure 18, the large version of Figure 8,
 # draws Figure 8's).
-EVAL_SOURCE = {fig: _figure_registry.figure(fig).evaluation for fig in ST.evaluations}
+EVAL_SOURCE = {
+    fig: _figure_registry.figure(fig).evaluation for fig in STUDIES.evaluations
+}
 EVAL_KINDS = {
     kind: sorted(
-        {EVAL_SOURCE[f] for f, s in ST.evaluations.items() if s["kind"] == kind}
+        {EVAL_SOURCE[f] for f, s in STUDIES.evaluations.items() if s["kind"] == kind}
     )
     for kind in ("multistep", "landscape", "dissimilarity", "profile")
 }
@@ -65,7 +72,7 @@ LOGS = "results/logs"
 
 
 def dist_of(run):
-    return _studies.distribution_id(_studies.distribution(ST.runs[run]))
+    return _studies.distribution_id(_studies.distribution(STUDIES.runs[run]))
 
 
 def run_files(runs, pattern):
@@ -75,7 +82,7 @@ def run_files(runs, pattern):
 
 def checkpoint_files(fig):
     """(run, seed) -> checkpoint of every model that evaluation fig reads."""
-    runs = sorted(set(ST.evaluations[fig].get("models", {}).values()))
+    runs = sorted(set(STUDIES.evaluations[fig].get("models", {}).values()))
     return {(r, s): CKPT.format(run=r, seed=s) for r in runs for s in SEEDS}
 
 
@@ -83,7 +90,7 @@ def testset_files(fig):
     """test set id -> file, of every test set that evaluation fig reads."""
     return {
         ts["id"]: TEST.format(testset=ts["id"])
-        for ts in ST.evaluations[fig].get("testsets", {}).values()
+        for ts in STUDIES.evaluations[fig].get("testsets", {}).values()
     }
 
 
@@ -124,7 +131,7 @@ def run_inputs(fig):
         kinds["timing"] = TIMING
     return {
         (r, s): {kind: pattern.format(run=r, seed=s) for kind, pattern in kinds.items()}
-        for r in ST.runs_of(fig)
+        for r in STUDIES.runs_of(fig)
         for s in SEEDS
     }
 
@@ -133,7 +140,7 @@ def figure_files(fig):
     """The PDF and PNG files that draw fig: its own, or for a figure drawn in parts (the registry's split:
     Figs 15, 16) those of its parts that these studies hold a curve of (a subset with only d = 32, tau = 0.1
     of Fig 15 draws fig15d alone); a part id (fig15d): the part's."""
-    curves = ST.training.get(_figure_registry.parent(fig))
+    curves = STUDIES.training.get(_figure_registry.parent(fig))
     facets = (
         [c.facets for c in curves] if curves else None
     )  # a figure these studies lack: all its parts
@@ -161,7 +168,7 @@ GPU_SITE = {
 GPU = dict(gpu=1, cpus_per_gpu=4, **GPU_SITE)
 # The device torch computes on (settings key device), a resource of every job that trains or evaluates
 # models: not a param, so that switching auto to cuda reruns nothing (job_context.job reads it).
-TORCH_DEVICE = dict(torch_device=S["device"])
+TORCH_DEVICE = dict(torch_device=SETTINGS["device"])
 
 
 def gpu_resources(runtime, mem_mb=16000):
@@ -171,7 +178,7 @@ def gpu_resources(runtime, mem_mb=16000):
 def training_gpu_resources(runs):
     """One GPU for a job that trains `runs` (run id list) together or alone."""
     res = _slurm_resources.training_resources(
-        max(ST.runs[r]["steps"] for r in runs), len(runs)
+        max(STUDIES.runs[r]["steps"] for r in runs), len(runs)
     )
     return gpu_resources(res["runtime"], res["mem_mb"])
 
@@ -181,13 +188,13 @@ BENCHMARKS = "results/benchmarks"
 
 def figure_settings(fig):
     """The settings fig's scale line reads, the paper's among them (the plot rule's param)."""
-    return _figures.figure_settings(fig, S, PAPER)
+    return _figures.figure_settings(fig, SETTINGS, PAPER)
 
 
 def figure_caption(fig):
     """fig's caption (its spec's, pipeline/specs/<fig>.py) with its scale line and panel
     line filled in (the caption of Snakemake's report)."""
-    panels = _figures.caption_line(fig, S, ST)
+    panels = _figures.caption_line(fig, SETTINGS, STUDIES)
     return (
         _figure_registry.caption_template(fig)
         .replace(
@@ -201,8 +208,8 @@ def figure_caption(fig):
 TABLE1_FILES = ["results/tables/table1.csv", "results/tables/table1.md"]
 # what `all` draws: every figure and Table 1, or a subset's (settings key subset)
 ALL_TARGET_FILES = [
-    f for fig in ST.targets() if fig != "table1" for f in figure_files(fig)
-] + (TABLE1_FILES if "table1" in ST.targets() else [])
+    f for fig in STUDIES.targets() if fig != "table1" for f in figure_files(fig)
+] + (TABLE1_FILES if "table1" in STUDIES.targets() else [])
 
 
 wildcard_constraints:

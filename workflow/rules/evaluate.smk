@@ -22,7 +22,7 @@ rule evaluate_multistep:
         **gpu_resources("2h"),
         **TORCH_DEVICE,
     params:
-        spec=lambda w: ST.evaluations[w.fig],
+        spec=lambda w: STUDIES.evaluations[w.fig],
         seeds=SEEDS,
         checkpoint_files=keyed_inputs(lambda w: checkpoint_files(w.fig)),
         testset_files=keyed_inputs(lambda w: testset_files(w.fig)),
@@ -47,7 +47,7 @@ rule evaluate_landscape:
         **gpu_resources("2h"),
         **TORCH_DEVICE,
     params:
-        spec=lambda w: ST.evaluations[w.fig],
+        spec=lambda w: STUDIES.evaluations[w.fig],
         seed=SEEDS[0],
         checkpoint_files=keyed_inputs(lambda w: checkpoint_files(w.fig)),
         testset_files=keyed_inputs(lambda w: testset_files(w.fig)),
@@ -69,7 +69,7 @@ rule task_dissimilarity:
     conda:
         TORCH_ENV
     params:
-        spec=lambda w: ST.evaluations[w.fig],
+        spec=lambda w: STUDIES.evaluations[w.fig],
         testset_files=keyed_inputs(lambda w: testset_files(w.fig)),
     script:
         "../scripts/task_dissimilarity.py"
@@ -89,7 +89,7 @@ rule profile_timing:
     resources:
         **gpu_resources("1h"),
     params:
-        spec=lambda w: ST.evaluations[w.fig],
-        device=S["device"],
+        spec=lambda w: STUDIES.evaluations[w.fig],
+        device=SETTINGS["device"],
     script:
         "../scripts/profile_timing.py"

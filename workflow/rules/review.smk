@@ -23,7 +23,7 @@ ENV_PINS = [os.path.relpath(REPO / "pyproject.toml")] + sorted(
 )
 # Ids of what the current settings produce (the manifest marks files of other configurations).
 MANIFEST_KNOWN = dict(
-    runs=sorted(ST.runs),
+    runs=sorted(STUDIES.runs),
     dists=sorted(DISTS),
     testsets=sorted(TESTSETS),
     figs=sorted(set(_studies.TARGETS) | set(_figure_registry.PART_IDS)),
@@ -33,7 +33,7 @@ MANIFEST_KNOWN = dict(
 # The claims table of Snakemake's report (`snakemake --report report.html`), from the figures' tables.
 rule claims:
     input:
-        tables=[TABLE.format(fig=f) for f in ST.targets()],
+        tables=[TABLE.format(fig=f) for f in STUDIES.targets()],
         code=CLAIMS_CODE,
     output:
         report(
@@ -47,7 +47,7 @@ rule claims:
         ANALYSIS_ENV
     params:
         results=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),
-        settings=lambda wildcards: S,
+        settings=lambda wildcards: SETTINGS,
     script:
         "../scripts/claims.py"
 
@@ -66,7 +66,7 @@ rule manifest:
         ANALYSIS_ENV
     params:
         results=lambda wildcards, output: os.path.dirname(output.parquet),
-        settings=lambda wildcards: S,
+        settings=lambda wildcards: SETTINGS,
         targets=lambda wildcards: ALL_TARGET_FILES,
         known=lambda wildcards: MANIFEST_KNOWN,
     script:
@@ -91,7 +91,7 @@ rule bundle:
     input:
         manifest=rules.manifest.output,
         config=os.path.relpath(REPO / "config.yaml"),
-        preset=os.path.relpath(_settings.preset_file(S["preset"])),
+        preset=os.path.relpath(_settings.preset_file(SETTINGS["preset"])),
         pins=ENV_PINS,
     output:
         "results/bundle.tar.gz",
@@ -101,6 +101,6 @@ rule bundle:
         ANALYSIS_ENV
     params:
         results=lambda wildcards, output: os.path.dirname(output[0]),
-        settings=lambda wildcards: S,
+        settings=lambda wildcards: SETTINGS,
     script:
         "../scripts/bundle.py"

@@ -4,7 +4,7 @@
 # seeds (a job's torch import costs more than the sampling); its pack job trains every seed of the
 # distribution anyway and, when rerun for a new seed, restores the finished runs instead of training them.
 
-if S["train_jobs"] == "seed":
+if SETTINGS["train_jobs"] == "seed":
 
     rule validation_tasks:
         output:
@@ -16,8 +16,8 @@ if S["train_jobs"] == "seed":
         params:
             dist=lambda w: DISTS[w.dist],
             seeds=lambda w: [int(w.seed)],
-            batch=S["batch"],
-            val_batches=S["val_batches"],
+            batch=SETTINGS["batch"],
+            val_batches=SETTINGS["val_batches"],
         script:
             "../scripts/validation_tasks.py"
 
@@ -33,8 +33,8 @@ else:
         params:
             dist=lambda w: DISTS[w.dist],
             seeds=SEEDS,
-            batch=S["batch"],
-            val_batches=S["val_batches"],
+            batch=SETTINGS["batch"],
+            val_batches=SETTINGS["val_batches"],
         script:
             "../scripts/validation_tasks.py"
 
@@ -48,6 +48,6 @@ rule test_tasks:
         TORCH_ENV
     params:
         testset=lambda w: TESTSETS[w.testset],
-        seed=S["eval_seed"],
+        seed=SETTINGS["eval_seed"],
     script:
         "../scripts/test_tasks.py"

@@ -17,20 +17,22 @@
 
 TRAIN_OUTPUTS = dict(checkpoint=CKPT, metrics=METRICS, timing=TIMING, record=RECORD)
 
-if S["train_jobs"] == "stack":
-    _STACKS = _studies.stack_jobs(ST, _studies.stacks(ST, SEEDS, S["stack_size"]))
+if SETTINGS["train_jobs"] == "stack":
+    _STACKS = _studies.stack_jobs(
+        STUDIES, _studies.stacks(STUDIES, SEEDS, SETTINGS["stack_size"])
+    )
     _ALONE = sorted(
         {
             r
-            for f in ST.training
+            for f in STUDIES.training
             if _figure_registry.figure(f).timed_alone
-            for r in ST.runs_of(f)
+            for r in STUDIES.runs_of(f)
         }
     )
 else:
-    _STACKS, _ALONE = {}, sorted(ST.runs)
+    _STACKS, _ALONE = {}, sorted(STUDIES.runs)
 
-if S["train_jobs"] in ("seed", "stack"):
+if SETTINGS["train_jobs"] in ("seed", "stack"):
 
     rule train:
         input:
@@ -54,14 +56,14 @@ if S["train_jobs"] in ("seed", "stack"):
             runtime=lambda w: training_gpu_resources([w.run])["runtime"],
             mem_mb=lambda w: training_gpu_resources([w.run])["mem_mb"],
         params:
-            config=lambda w: ST.runs[w.run],
+            config=lambda w: STUDIES.runs[w.run],
         script:
             "../scripts/train.py"
 
 
-if S["train_jobs"] == "pack":
+if SETTINGS["train_jobs"] == "pack":
     _PACKS = {}
-    for _run in sorted(ST.runs):
+    for _run in sorted(STUDIES.runs):
         _PACKS.setdefault(dist_of(_run), []).append(_run)
 
     for _dist, _runs in sorted(_PACKS.items()):
@@ -84,7 +86,7 @@ if S["train_jobs"] == "pack":
                 **TORCH_DEVICE,
             params:
                 runs=[(r, s) for r in _runs for s in SEEDS],
-                configs={r: ST.runs[r] for r in _runs},
+                configs={r: STUDIES.runs[r] for r in _runs},
                 val_files=keyed_inputs(val_files((r, s) for r in _runs for s in SEEDS)),
             script:
                 "../scripts/train.py"
@@ -107,7 +109,7 @@ for _name, _members in sorted(_STACKS.items()):
         benchmark:
             f"{BENCHMARKS}/train/stack_{_name}.tsv"
         # the longest stacks first: on a laptop they decide the wall time
-        priority: _studies.stack_work(ST, _members) // 1_000_000
+        priority: _studies.stack_work(STUDIES, _members) // 1_000_000
         conda:
             TORCH_ENV
         threads: 1
@@ -116,7 +118,7 @@ for _name, _members in sorted(_STACKS.items()):
             **TORCH_DEVICE,
         params:
             runs=_members,
-            configs={r: ST.runs[r] for r in sorted({r for r, _ in _members})},
+            configs={r: STUDIES.runs[r] for r in sorted({r for r, _ in _members})},
             val_files=keyed_inputs(val_files(_members)),
         script:
             "../scripts/train.py"
