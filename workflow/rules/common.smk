@@ -10,6 +10,20 @@ from icl_kmeans.pipeline import figures as _figures
 from icl_kmeans.pipeline import settings as _settings
 from icl_kmeans.pipeline import slurm_resources as _slurm_resources
 from icl_kmeans.pipeline import studies as _studies
+from icl_kmeans.pipeline import workflow_files as _workflow_files
+from icl_kmeans.pipeline.workflow_files import (
+    CKPT,
+    EVAL,
+    FIGURE,
+    LOGS,
+    METRICS,
+    RECORD,
+    TABLE,
+    TEST,
+    TIMING,
+    VAL,
+    keyed_inputs,
+)
 
 REPO = Path(workflow.basedir)
 
@@ -59,96 +73,20 @@ ANALYSIS_ENV = "../../envs/analysis.yaml"
 # set here, read by the post-deploy script
 os.environ.update(ICL_KMEANS_CHECKOUT=str(REPO))
 
-VAL = "results/tasks/val/{dist}/seed{seed}.pt"
-TEST = "results/tasks/test/{testset}.pt"
-CKPT = "results/runs/{run}/seed{seed}/checkpoint.pt"
-RECORD = "results/runs/{run}/seed{seed}/record.json"
-TIMING = "results/runs/{run}/seed{seed}/timing.parquet"
-METRICS = "results/metrics/run={run}/seed={seed}/part-0.parquet"
-EVAL = "results/eval/{fig}.parquet"
-TABLE = "results/tables/{fig}.parquet"
-FIGURE = "results/figures/{fig}.{ext}"
-LOGS = "results/logs"
-
-
-def dist_of(run):
-    return _studies.distribution_id(_studies.distribution(STUDIES.runs[run]))
-
-
-def run_files(runs, pattern):
-    """pattern (METRICS, RECORD, ...) for every seed of runs, runs sorted."""
-    return [pattern.format(run=r, seed=s) for r in sorted(runs) for s in SEEDS]
-
-
-def checkpoint_files(fig):
-    """(run, seed) -> checkpoint of every model that evaluation fig reads."""
-    runs = sorted(set(STUDIES.evaluations[fig].get("models", {}).values()))
-    return {(r, s): CKPT.format(run=r, seed=s) for r in runs for s in SEEDS}
-
-
-def testset_files(fig):
-    """test set id -> file, of every test set that evaluation fig reads."""
-    return {
-        ts["id"]: TEST.format(testset=ts["id"])
-        for ts in STUDIES.evaluations[fig].get("testsets", {}).values()
-    }
-
-
-def val_files(members):
-    """(run, seed) -> validation set, of training members [(run, seed)]."""
-    return {(r, s): VAL.format(dist=dist_of(r), seed=s) for r, s in members}
-
-
-def eval_inputs(fig):
-    return {
-        "checkpoints": list(checkpoint_files(fig).values()),
-        "testsets": list(testset_files(fig).values()),
-    }
-
-
-def keyed_inputs(files_of):
-    """A param that hands a job its input files keyed by what they are ((run, seed), a test set id), so
-    that it never searches their names: files_of(wildcards) -> {key: file}, or that dict itself. A
-    function of `input`: Snakemake leaves it out of the params rerun trigger (the files are inputs
-    already), and every file must be one."""
-
-    def param(wildcards, input):
-        files = files_of(wildcards) if callable(files_of) else files_of
-        stray = sorted(set(files.values()) - set(input))
-        if stray:
-            raise ValueError(f"keyed_inputs: {stray} are not inputs of this job")
-        return files
-
-    return param
-
-
-def run_inputs(fig):
-    """(run, seed) -> {"metrics", "record" and, for a figure timed alone, "timing"}: the files of a training
-    figure's runs, keyed by what they are (aggregate reads them by key, never by name).
-    """
-    kinds = dict(metrics=METRICS, record=RECORD)
-    if _figure_registry.figure(fig).timed_alone:
-        kinds["timing"] = TIMING
-    return {
-        (r, s): {kind: pattern.format(run=r, seed=s) for kind, pattern in kinds.items()}
-        for r in STUDIES.runs_of(fig)
-        for s in SEEDS
-    }
-
-
-def figure_files(fig):
-    """The PDF and PNG files that draw fig: its own, or for a figure drawn in parts (the registry's split:
-    Figs 15, 16) those of its parts that these studies hold a curve of (a subset with only d = 32, tau = 0.1
-    of Fig 15 draws fig15d alone); a part id (fig15d): the part's."""
-    curves = STUDIES.training.get(_figure_registry.parent(fig))
-    facets = (
-        [c.facets for c in curves] if curves else None
-    )  # a figure these studies lack: all its parts
-    return [
-        FIGURE.format(fig=stem, ext=ext)
-        for stem in _figure_registry.drawn_ids(fig, facets)
-        for ext in ("pdf", "png")
-    ]
+# The files the rules read and write, keyed by what they are (icl_kmeans.pipeline.workflow_files,
+# tested in tests/test_workflow_files.py), bound to these studies and seeds.
+FILES = _workflow_files.WorkflowFiles(STUDIES, tuple(SEEDS))
+dist_of, run_files, checkpoint_files = (
+    FILES.dist_of,
+    FILES.run_files,
+    FILES.checkpoint_files,
+)
+testset_files, val_files, eval_inputs = (
+    FILES.testset_files,
+    FILES.val_files,
+    FILES.eval_inputs,
+)
+run_inputs, figure_files = FILES.run_inputs, FILES.figure_files
 
 
 # Resources of the GPU jobs (training, evaluation, profiling). One GPU, as the SLURM profile (slurm/)
