@@ -49,6 +49,7 @@ def test_every_printed_command_parses_and_finds_its_profile(where, command, monk
     from snakemake import cli
 
     monkeypatch.chdir(REPO)
+    monkeypatch.setenv("ICL_KMEANS_SLURM_PROFILE", "")  # the profile sets it when loaded: undone after the test
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
     mysite = tmp_path / ".config" / "snakemake" / "mysite"
