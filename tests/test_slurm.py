@@ -62,18 +62,8 @@ VOLATILE_FILES = ("logs/*", "benchmarks/*", "provenance/*", "**/timing.parquet",
 VOLATILE_KEYS = {"device", "device_name", "hostname", "host", "slurm_job_id", "started", "finished",
                  "duration_s", "wall_time", "wall_time_s", "seconds", "timestamp", "created", "resumed_from"}
 
-# what only the test cluster needs, layered over the shipped profile (a key
-# here replaces the same key of the shipped profile)
-OVERLAY = """\
-# no accounting database in the test cluster: poll with squeue (MinJobAge=3600)
-slurm-status-command: squeue
-# first status check after 2 s instead of 40 s
-slurm-init-seconds-before-status-checks: 2
-# no accounts in the test cluster (the plugin would try to guess one)
-slurm-no-account: true
-slurm-keep-successful-logs: true
-latency-wait: 5
-"""
+# what only the test cluster needs, layered over the shipped profile
+OVERLAY = slurm_cluster.PROFILE_OVERLAY
 
 pytestmark = [
     pytest.mark.slurm,
