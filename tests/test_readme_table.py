@@ -154,3 +154,23 @@ def test_the_growth_block_reads_the_committed_resume_files(tmp_path):
     assert "18 runs (run, seed). 18 trained" in before, before
     next(results.glob("runs/OH-NE_d4_k6_*/seed*/checkpoint.pt.resume")).unlink()
     assert "17 trained, 0 part-way, 1 not started" in P.growth_block(results, settings, "fig10:d=4,tau=1")
+
+
+def test_prose_beside_a_claim_follows_its_committed_verdict():
+    """A paragraph of README.md or docs/paper-scale.md that says the paper is reproduced ("as the paper shows",
+    "as the paper says") must not cite a claim whose committed verdict is not PASS (the docs once wrote "as the
+    paper shows" beside a FAILed 7a)."""
+    import re
+
+    import pandas as pd
+
+    status = pd.read_csv(REPO / "results/paper-scale/results/review/claims.csv", dtype=str).set_index("id")["status"]
+    for doc in ("README.md", "docs/paper-scale.md"):
+        for para in (REPO / doc).read_text().split("\n\n"):
+            if not re.search(r"as the paper (shows|says)", para):
+                continue
+            cited = re.findall(r"claims? (\d+[a-z]?)(?:\s*-\s*(\d+[a-z]?))?", para)
+            for first, last in cited:
+                for cid in (first, last):
+                    if cid and cid in status.index:
+                        assert status[cid] == "PASS", (doc, cid, status[cid], para[:200])
