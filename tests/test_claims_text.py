@@ -77,7 +77,7 @@ def test_claim_11a_names_the_shift_and_step_where_a_model_is_not_below_lloyd(tmp
     tables = _paper_like(True)
     _set(tables["fig7"], 0.85, testset="scale 0.05", curve="BN:L2", t=2)  # Lloyd's is 0.8 at t = 2
     out = _check(tmp_path, tables)
-    assert out.loc["11a", "status"] == C.FAIL and out.loc["11a", "measured"] == "5/6"
+    assert out.loc["11a", "status"] == C.PARTLY and out.loc["11a", "measured"] == "5/6"
     assert "scale 0.05 BN:L2: max over t of model - Lloyd = 0.05 (not below at t = 2)" in out.loc["11a", "detail"]
     assert out.loc["11b", "status"] == C.PASS
 
@@ -87,7 +87,7 @@ def test_claim_11b_checks_the_papers_exception_both_ways(tmp_path):
     assert _check(tmp_path / "a", tables).loc["11b", "status"] == C.PASS
     _set(tables["fig7"], lambda d: 1.0 - 0.2 * d["t"], testset="scale 0.2", curve="OH:L2")  # never behind
     out = _check(tmp_path / "b", tables)
-    assert out.loc["11b", "status"] == C.FAIL and "scale 0.2 OH:L2: at or above Lloyd's at t = none" in out.loc["11b", "detail"]
+    assert out.loc["11b", "status"] == C.PARTLY and "scale 0.2 OH:L2: at or above Lloyd's at t = none" in out.loc["11b", "detail"]
     tables = _paper_like(True)
     tables["fig7"] = tables["fig7"][tables["fig7"]["testset"] != "scale 0.2"]
     out = _check(tmp_path / "c", tables)
@@ -130,7 +130,8 @@ def test_claims_of_figs_4_and_16_fail_on_one_cell(tmp_path, cid, fig, where, val
     tables = _paper_like(True)
     _set(tables[fig], value, metric="rel_val_loss", step=20, **where)
     out = _check(tmp_path, tables)
-    assert out.loc[cid, "status"] == C.FAIL, (cid, out.loc[cid, "detail"])
+    # one cell of many: the paper's "every" holds in part (PARTLY), never PASS
+    assert out.loc[cid, "status"] == C.PARTLY, (cid, out.loc[cid, "detail"])
     others = out.drop(index=cid)
     assert (others["status"] == C.PASS).all() or cid in ("15d", "15e", "15f"), others[others["status"] != C.PASS]
 
@@ -167,7 +168,7 @@ def test_claim_18_needs_every_curve_to_fall_with_tau(tmp_path):
     tables = _paper_like(True)
     _set(tables["fig10"], lambda d: d["value"] + 5.0, metric="train_loss", d=32, tau=0.1, curve="NA:NE")
     out = _check(tmp_path, tables)
-    assert out.loc["18", "status"] == C.FAIL and out.loc["18", "measured"] == "11/12"
+    assert out.loc["18", "status"] == C.PARTLY and out.loc["18", "measured"] == "11/12"
     assert "d=32 NA:NE" in out.loc["18", "detail"] and "(not decreasing)" in out.loc["18", "detail"]
     # a subset that grew d = 4 by tau = 1 only: the d = 32 curves hold one tau, are listed, and are not read
     grown = tables["fig10"][(tables["fig10"]["tau"] == 0.1) | (tables["fig10"]["d"] == 4)]
@@ -182,7 +183,7 @@ def test_claims_19_read_the_papers_learning_rates(tmp_path):
     tables = _paper_like(True)
     _set(tables["fig11"], 0.9, metric="rel_val_loss", d=4, lr=1.0, curve="BN:NE", step=20)  # as good as 0.01
     out = _check(tmp_path, tables)
-    assert out.loc["19a", "status"] == C.FAIL and out.loc["19a", "measured"] == "11/12"
+    assert out.loc["19a", "status"] == C.PARTLY and out.loc["19a", "measured"] == "11/12"
     assert "d=4 lr=1 BN:NE: 0.9 vs 0.9 at lr 0.01" in out.loc["19a", "detail"]
     assert out.loc["19b", "status"] == C.PASS and "d=4 OH:L2: 20 steps at lr 0.001 vs 10 at 0.01" in out.loc["19b", "detail"]
 
@@ -211,9 +212,9 @@ def test_claim_2_reads_only_the_runs_its_settings_train(tmp_path):
                                                  "rel_val_loss": [0.9, 0.9], "lr": [0.01, 0.01]})))
     root = _write_tables(tmp_path, tables)
     every = C.check(root, s).set_index("id").loc["2"]
-    assert every["status"] == C.FAIL and "1 of 2 cells" in every["detail"]
+    assert every["status"] == C.PARTLY and "1 of 2 (L2, NE) cells" in every["detail"]
     trained = C.check(root, s, settings_runs(s)).set_index("id").loc["2"]
-    assert trained["status"] == C.PASS and "1 of 1 cells" in trained["detail"], trained["detail"]
+    assert trained["status"] == C.PASS and "1 of 1 (L2, NE) cells" in trained["detail"], trained["detail"]
 
 
 def test_claims_16_read_the_trajectory_from_the_first_validation_after_step_0(tmp_path):
@@ -228,7 +229,7 @@ def test_claims_16_read_the_trajectory_from_the_first_validation_after_step_0(tm
     assert _check(tmp_path / "low", tables).loc["16b", "status"] == C.PASS
     _set(tables["fig10"], 1.3, metric="rel_val_loss", tau=1.0, step=10, curve="OH:NE")  # flat after step 0
     out = _check(tmp_path / "flat", tables)
-    assert out.loc["16a", "status"] == C.FAIL and out.loc["16a", "measured"] == "4/6", out.loc["16a", "detail"]
+    assert out.loc["16a", "status"] == C.PARTLY and out.loc["16a", "measured"] == "4/6", out.loc["16a", "detail"]
 
 
 def test_claims_9_report_every_seed_with_its_diverged_step_last_and_best_values(tmp_path):

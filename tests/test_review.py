@@ -270,7 +270,7 @@ def test_claim_10c_fails_when_one_model_diverges_or_beats_lloyd_on_cauchy_tasks(
     tables = _paper_like(True)
     _set_fig8(tables, value, train_family="laplace", testset="cauchy", curve="OH:L2")
     out = C.check(_write_tables(tmp_path / "r", tables), resolved("paper")).set_index("id")
-    assert out.loc["10c", "status"] == C.FAIL and out.loc["10c", "measured"] == "7/8", (how, out.loc["10c", "detail"])
+    assert out.loc["10c", "status"] == C.PARTLY and out.loc["10c", "measured"] == "7/8", (how, out.loc["10c", "detail"])
     assert out.loc["10a", "status"] == C.PASS and out.loc["10b", "status"] == C.PASS
 
 

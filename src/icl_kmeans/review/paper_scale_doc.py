@@ -133,11 +133,12 @@ def growth_block(results: Path, settings: dict, growth: str = GROWTH) -> str:
     runs = studies.build(grown).runs
     new = sorted(settings_runs(grown) - settings_runs(settings))
     finished, partway, waiting = [], [], []
-    named_family = len({runs[r]["family"] for r, _ in new}) > 1  # name it where the growth's runs differ in it
+    # the family and the learning rate are named where the growth's runs differ in them
+    named = [key for key in ("family", "lr") if len({runs[r].get(key) for r, _ in new}) > 1]
     for run, seed in new:
         cfg = runs[run]
-        family = f" {cfg['family']}" if named_family else ""
-        label = f"{cfg['embedding']}:{cfg['regularizer']}{family} {seed}"
+        extra = "".join(f" {cfg[key]}" if key == "family" else f" {key} {cfg[key]:g}" for key in named)
+        label = f"{cfg['embedding']}:{cfg['regularizer']}{extra} {seed}"
         resume = results / "runs" / run / f"seed{seed}" / "checkpoint.pt.resume"
         if not resume.is_file():
             waiting.append(label)
