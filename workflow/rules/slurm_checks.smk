@@ -7,9 +7,10 @@ from icl_kmeans.pipeline import slurm_checks as _slurm_checks
 # While parsing, so that a dry run with the profile (`snakemake -n --profile slurm`) stops too: sbatch flags in
 # ICL_KMEANS_SLURM_EXTRA that the executor plugin would reject at each job's submission. Only when the project's
 # profile is loaded: the variable means nothing to a local run.
-if os.environ.get(_slurm_checks.PROFILE_MARKER) and os.environ.get(
-    _slurm_checks.EXTRA_VARIABLE, ""
-).strip():
+if (
+    os.environ.get(_slurm_checks.PROFILE_MARKER)
+    and os.environ.get(_slurm_checks.EXTRA_VARIABLE, "").strip()
+):
     _problem = _slurm_checks.extra_flags_problem(
         os.environ[_slurm_checks.EXTRA_VARIABLE].strip()
     )
@@ -20,7 +21,10 @@ if os.environ.get(_slurm_checks.PROFILE_MARKER) and os.environ.get(
 # After the DAG is built and before any job runs (not in a dry run, nor with --no-hooks), with the executor, the
 # packing, the resources and every job known: whichever profiles and options gave them.
 onstart:
-    if workflow.executor_plugin is not None and workflow.executor_plugin.name == "slurm":
+    if (
+        workflow.executor_plugin is not None
+        and workflow.executor_plugin.name == "slurm"
+    ):
         _pool = workflow.global_resources.get("gpu")
         _problems = [
             _slurm_checks.profile_problem(
@@ -47,5 +51,6 @@ onstart:
         _problems = [p for p in _problems if p]
         if _problems:
             raise WorkflowError(
-                "not submitting anything:\n" + "\n".join(f"- {p}" for p in _problems)
+                "not submitting anything:\n"
+                + "\n".join(f"- {p}" for p in _problems)
             )

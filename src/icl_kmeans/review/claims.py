@@ -62,6 +62,7 @@ GAP_RATIO_MIN = 10.0        # claim 7c: the cauchy gap is at least 10x the norma
 GAP_METRIC = "gap_mean"     # claims 7a-7c: science.md §6: at each parameter point the gap of the task-averaged
 #                             losses (= the mean over tasks of L_tilde - L); gap_max (largest over tasks) is a diagnostic
 SMALL_K = 6                 # claim 8b: BN slightly slower than OH at k = 6 (paper: 0.88x)
+NON_FINITE = "non-finite"   # the measured value of a claim that read a non-finite value in some seed
 STUCK_RATE = 0.3            # claim 9: the paper's "3/10 random trials" get stuck (OH, d = 32, k = 25, tau = 0.1)
 PAPER_K = 1000              # claims 6a-6c: the paper's headline numbers are at k = 1000 (Table 1)
 PAPER_CLOSE = 2.0           # 6a-6c: the measured gain at k = 1000 counts as the paper's within a factor of 2 of it
@@ -792,7 +793,7 @@ def _decide(fn, tables) -> Verdict:
     except NotRun as e:
         return Verdict("", NOT_RUN, str(e))
     except NonFinite as e:
-        return Verdict("non-finite", FAIL, str(e))
+        return Verdict(NON_FINITE, FAIL, str(e))
     except Exception as e:  # noqa: BLE001 -- a broken rule is reported, never hidden
         return Verdict("", ERROR, f"error while checking: {type(e).__name__}: {e}")
     if isinstance(out, Verdict):
@@ -803,10 +804,13 @@ def _decide(fn, tables) -> Verdict:
 def _per_seed(fn, tables, pooled: Verdict, seeds: list[int]) -> tuple[str, str]:
     """The claim decided on each seed alone. The pooled verdict (on medians over seeds) stands only if every seed
     that decides the claim gives the same status, and at least MIN_DECIDING_SEEDS do; otherwise INCONCLUSIVE.
-    A seed without the data (NOT-RUN there, e.g. diverged) is listed and does not decide. Returns (status, text)."""
+    A seed without the data (NOT-RUN there, e.g. diverged) is listed and does not decide. A non-finite value
+    in any seed (the pooled verdict FAIL "non-finite") fails the claim (science.md §10). Returns (status, text)."""
     per = [(s, _decide(fn, tables.for_seed(s))) for s in seeds]
     text = "; ".join(f"seed {s}: {v.status}" + (f" {v.measured}" if v.measured else "") for s, v in per)
     deciding = [v for _, v in per if v.status != NOT_RUN]
+    if pooled.status == FAIL and pooled.measured == NON_FINITE:  # a broken seed is a defect, not a disagreement
+        return FAIL, f"a non-finite value in a seed fails the claim whatever the other seeds show ({text})"
     if len(deciding) >= MIN_DECIDING_SEEDS and all(v.status == pooled.status for v in deciding):
         return pooled.status, f"{pooled.status} in each of the {len(deciding)} seeds that decide it ({text})"
     return INCONCLUSIVE, (f"the seeds do not agree with the verdict {pooled.status} on the medians (or fewer than "
