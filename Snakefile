@@ -27,6 +27,7 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/review.smk"
+include: "workflow/rules/slurm_checks.smk"
 
 
 # Rules that take seconds (task sets, tables, figures, Table 1, manifest, review, bundle) run in the
@@ -42,6 +43,13 @@ localrules:
     claims,
     review,
     bundle,
+
+
+# One GPU per SLURM job, packed or not: the pool `gpu` (the profile's `resources: gpu: 1`) is per submitted job,
+# not a cap on the cluster's GPU jobs. Declared here, not in the profile, so that no profile or option of a user
+# replaces it; the onstart check (workflow/rules/slurm_checks.smk) stops a run whose pool is not one GPU.
+resource_scopes:
+    gpu="local",
 
 
 rule all:

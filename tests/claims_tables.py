@@ -59,7 +59,7 @@ def _profile(fig, ds, ks, fwd, lighter_bn=True):
         for k in ks:
             for e in ("OH", "BN"):
                 vals = {"forward_train_ms": fwd(d, k, e), "backward_ms": fwd(d, k, e) * 2,
-                        "peak_memory_mb": 100.0 + ((e == "OH") == lighter_bn) * k,
+                        "peak_memory_mb": 100.0 + ((e == "OH") == lighter_bn) * 0.2 * k,
                         "forward_eval_ms": fwd(d, k, e) / 2,
                         "extra_dims": float(k if e == "OH" else math.ceil(math.log2(k)))}
                 fused = {m: (v if m == "extra_dims" else (3.0 if e == "BN" else 1.0)) for m, v in vals.items()}
@@ -190,8 +190,9 @@ def _paper_like(good: bool) -> dict:
 
     fig14 = _training("fig14", [dict(d=d, tau=t) for d in (4, 32) for t in (0.25, 0.1)], rel14)
     fig15 = _training("fig15", [dict(k=25, d=32, tau=0.1)], rel,
-                      status=lambda cell, curve, seed: "diverged" if seed == 1 and curve == ("OH:L2" if good else "BN:L2")
-                      else "ok")
+                      # good: 1 of 6 OH seeds stuck (the paper: 3 of 10), BN never; contrary: every seed stuck
+                      status=lambda cell, curve, seed: "diverged" if ((seed == 1 and curve == "OH:L2") if good
+                                                                      else not curve.startswith("NA")) else "ok")
 
     def fam_rel(cell, curve, metric, step):
         """Figs 4 and 16 as the paper describes them (good) or the contrary."""
@@ -246,7 +247,8 @@ def _paper_like(good: bool) -> dict:
     fig8 = _multistep("fig8", FAMILIES, lambda ts, fam, curve, mode, t: _fig8_model(good, ts, fam, t),
                       lambda ts, t: (0.5 if ts == "cauchy" else 0.9) if good else (5.0 if ts == "cauchy" else -5.0),
                       modes=("reembed",), families=FAMILIES)
-    table1 = _profile("table1", [32], [6, 25, 400], lambda d, k, e: (k if e == "OH" else 20.0) if good
+    # good: BN 12x faster and 3x lighter than OH at k = 1000, as the paper's Table 1 (12.14x, 69.3 %)
+    table1 = _profile("table1", [32], [6, 25, 400, 1000], lambda d, k, e: (0.24 * k if e == "OH" else 20.0) if good
                       else (1.0 if e == "OH" else k / 100), lighter_bn=good)
     fig1 = _profile("fig1", [4, 16], [10, 100], lambda d, k, e: (k if e == "OH" else 20.0) if good else 1.0,
                     lighter_bn=good)

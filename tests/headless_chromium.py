@@ -51,7 +51,11 @@ window.addEventListener("load", () => {
       images: [...b.querySelectorAll("img")].map(img => ({width: img.naturalWidth, colours: colours(img),
                                                         shown_width: img.getBoundingClientRect().width})),
       tables: [...b.querySelectorAll(".evidence table")].filter(t => t.rows.length > 1).length,
-      differs: [...b.querySelectorAll(".differs")].map(d => d.innerText)})),
+      differs: [...b.querySelectorAll(".differs")].map(d => d.innerText),
+      // each claim's status and whether its rule changed since the committed verdict, as shown
+      shown: [...b.querySelectorAll("[data-claim]")].map(c => ({id: c.dataset.claim, status: c.dataset.status,
+        changed: c.dataset.ruleChanged === "1", status_box: (c.querySelector(".status") || {}).innerText || "",
+        mark: (c.querySelector(".rule-changed") || {}).innerText || ""}))})),
   };
   const pre = document.createElement("pre");
   pre.id = "%s";

@@ -87,6 +87,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SYSTEM_SLURM_CONF = Path("/etc/slurm/slurm.conf")
+# What only this test cluster needs, as a profile layered over the shipped one (`--profile slurm --profile
+# <dir with this as profile.yaml>`; a key here replaces the same key of the shipped profile).
+PROFILE_OVERLAY = """\
+# no accounting database in the test cluster: poll with squeue (MinJobAge=3600)
+slurm-status-command: squeue
+# first status check after 2 s instead of 40 s
+slurm-init-seconds-before-status-checks: 2
+# no accounts in the test cluster (the plugin would try to guess one)
+slurm-no-account: true
+slurm-keep-successful-logs: true
+latency-wait: 5
+"""
 _MARKER = "# written by icl-kmeans tests/slurm_cluster.py"
 DAEMONS = ("munged", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "squeue", "scontrol", "scancel", "sinfo", "srun")

@@ -40,15 +40,23 @@ def test_the_documents_print_the_literal_command():
     assert ("Snakefile", "snakemake --cores all --profile slurm --config preset=paper") in COMMANDS, COMMANDS
     assert any(f == "cluster.md" and "--profile slurm --profile mysite" in c for f, c in COMMANDS), COMMANDS
     assert len(COMMANDS) >= 8, COMMANDS
+    assert any("-s $REPO/Snakefile" in c and "--profile $REPO/slurm" in c for _, c in COMMANDS), COMMANDS
 
 
 @pytest.mark.parametrize("where,command", COMMANDS, ids=[f"{f}:{c}" for f, c in COMMANDS])
 def test_every_printed_command_parses_and_finds_its_profile(where, command, monkeypatch, tmp_path):
-    """snakemake's own argument parsing (profile lookup included), from the repository root. A user's
-    second profile (`--profile mysite`) is written where Snakemake looks for it, ~/.config/snakemake."""
+    """snakemake's own argument parsing (profile lookup included), from the repository root; a command that
+    names the checkout as $REPO (docs/cluster.md, "From another directory") from another directory, REPO set.
+    A user's second profile (`--profile mysite`) is written where Snakemake looks for it, ~/.config/snakemake."""
     from snakemake import cli
 
-    monkeypatch.chdir(REPO)
+    if "$REPO" in command:
+        (tmp_path / "elsewhere").mkdir()
+        monkeypatch.chdir(tmp_path / "elsewhere")
+        command = command.replace("$REPO", str(REPO))
+    else:
+        monkeypatch.chdir(REPO)
+    monkeypatch.setenv("ICL_KMEANS_SLURM_PROFILE", "")  # the profile sets it when loaded: undone after the test
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
     mysite = tmp_path / ".config" / "snakemake" / "mysite"

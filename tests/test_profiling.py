@@ -110,3 +110,24 @@ def test_peak_cpu_memory_uses_only_public_profiler_interfaces():
     """The private prof.profiler.kineto_results changed across torch versions; never reach into it."""
     src = inspect.getsource(profiling.peak_cpu_memory)
     assert "kineto" not in src and ".profiler." not in src and "._" not in src
+
+
+def test_profile_grid_resumes_from_its_finished_cells(tmp_path, monkeypatch):
+    """A stopped grid goes on from its resume file: finished cells are read back, not measured again; cells
+    measured another way (other reps) are measured anew."""
+    import icl_kmeans.profiling as P
+
+    resume = tmp_path / "fig1.parquet.resume"
+    first = profile_grid([4], [6], n=16, batch=2, warmup=0, reps=1, progress=False, resume=resume)
+    assert resume.is_file()
+    measured = []
+    real = P.profile_model
+    monkeypatch.setattr(P, "profile_model", lambda d, k, e, **kw: measured.append((d, k, e)) or real(d, k, e, **kw))
+    grown = P.profile_grid([4], [6, 8], n=16, batch=2, warmup=0, reps=1, progress=False, resume=resume)
+    assert measured == [(4, 8, "OH"), (4, 8, "BN")]
+    pd.testing.assert_frame_equal(grown[grown["k"] == 6].reset_index(drop=True), first)
+    assert grown[["d", "k", "embedding"]].drop_duplicates().values.tolist() == [[4, 6, "OH"], [4, 6, "BN"],
+                                                                                [4, 8, "OH"], [4, 8, "BN"]]
+    measured.clear()
+    P.profile_grid([4], [6], n=16, batch=2, warmup=0, reps=2, progress=False, resume=resume)
+    assert measured == [(4, 6, "OH"), (4, 6, "BN")]

@@ -28,6 +28,11 @@ def _repo(tmp_path: Path) -> Path:
         shutil.copytree(src / part, dst / part, ignore=shutil.ignore_patterns("checkpoint.pt"))
     for name in ("manifest.json", "manifest.tsv"):
         shutil.copy2(src / name, dst / name)
+    # the growth block reads the profiles' resume files, the claims column the verdict history
+    for name in [p.relative_to(src) for p in (src / "eval").glob("*.resume")] + [Path("review/claims.history.csv")]:
+        if (src / name).is_file():
+            (dst / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / name, dst / name)
     shutil.copy2(REPO / "README.md", repo / "README.md")
     (repo / P.DOC).parent.mkdir(parents=True)
     shutil.copy2(REPO / P.DOC, repo / P.DOC)
@@ -56,12 +61,15 @@ def test_a_changed_table_cell_or_a_hand_edit_makes_the_check_fail(tmp_path):
 def test_the_quick_column_comes_from_the_committed_quick_claims(tmp_path):
     repo = _repo(tmp_path)
     (repo / R.QUICK_CLAIMS).parent.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame({"id": ["1a"], "status": ["FAIL"], "measured": ["1.0"], "threshold": ["1"]}).to_csv(
-        repo / R.QUICK_CLAIMS, index=False)
+    current = R.paper_scale_claims(repo).set_index("id")["rule_version"]
+    pd.DataFrame({"id": ["1a", "1b"], "status": ["FAIL", "PASS"], "measured": ["1.0", "1.2"], "threshold": ["1", "1"],
+                  "rule_version": [current["1a"], "an older rule"]}).to_csv(repo / R.QUICK_CLAIMS, index=False)
     R.main(repo=repo)
     text = (repo / "README.md").read_text()
     assert "| claim | figure | the paper | quick | paper scale |" in text
     assert "| FAIL 1.0 (threshold 1) | PASS" in text and "not in the quick run's file" in text
+    # a quick verdict decided under another version of its rule is marked stale, and the note says how many
+    assert f"| PASS 1.2 (threshold 1) {R.STALE} | PASS" in text and f"{R.STALE} 1 quick verdicts" in text
 
 
 def _quick_run(root: Path, preset="quick", subset="") -> Path:
@@ -81,7 +89,8 @@ def test_quick_from_takes_a_finished_quick_run_and_names_its_commit(tmp_path):
     assert R.main(repo=repo, quick_from=_quick_run(tmp_path / "q")) == 0
     assert json.loads((repo / R.QUICK_SOURCE).read_text())["commit"] == "abcdef0123456789"
     text = (repo / "README.md").read_text()
-    assert "| PASS 0.9 (threshold 1) | PASS" in text and "quick run of commit abcdef0 (2026-12-04)" in text
+    # the fake run's rows carry no rule version: stale under every rule
+    assert f"| PASS 0.9 (threshold 1) {R.STALE} | PASS" in text and "quick run of commit abcdef0 (2026-12-04)" in text
     assert R.main(check=True, repo=repo) == 0
     with pytest.raises(ValueError, match="preset 'paper'"):
         R.take_quick(_quick_run(tmp_path / "p", preset="paper"), repo)
@@ -154,3 +163,23 @@ def test_the_growth_block_reads_the_committed_resume_files(tmp_path):
     assert "18 runs (run, seed). 18 trained" in before, before
     next(results.glob("runs/OH-NE_d4_k6_*/seed*/checkpoint.pt.resume")).unlink()
     assert "17 trained, 0 part-way, 1 not started" in P.growth_block(results, settings, "fig10:d=4,tau=1")
+
+
+def test_prose_beside_a_claim_follows_its_committed_verdict():
+    """A paragraph of README.md or docs/paper-scale.md that says the paper is reproduced ("as the paper shows",
+    "as the paper says") must not cite a claim whose committed verdict is not PASS (the docs once wrote "as the
+    paper shows" beside a FAILed 7a)."""
+    import re
+
+    import pandas as pd
+
+    status = pd.read_csv(REPO / "results/paper-scale/results/review/claims.csv", dtype=str).set_index("id")["status"]
+    for doc in ("README.md", "docs/paper-scale.md"):
+        for para in (REPO / doc).read_text().split("\n\n"):
+            if not re.search(r"as the paper (shows|says)", para):
+                continue
+            cited = re.findall(r"claims? (\d+[a-z]?)(?:\s*-\s*(\d+[a-z]?))?", para)
+            for first, last in cited:
+                for cid in (first, last):
+                    if cid and cid in status.index:
+                        assert status[cid] == "PASS", (doc, cid, status[cid], para[:200])

@@ -58,6 +58,12 @@ def test_every_decided_claim_shows_its_figure_or_table(report):
     # at paper scale the committed folder decides claims of Figs 5-8, 10, 12 and 14, each shown with its figure
     assert {"fig5", "fig6", "fig7", "fig8", "fig10", "fig12", "fig14"} <= {f for f, b in blocks.items() if b["evidence"]}
     assert "2180" in page["text"] and "e+0" not in " ".join(claims["measured"].astype(str))
+    # the strict statuses and the pre-registration marks, as Chromium shows them: claim 9 is INCONCLUSIVE (0 of 6 OH
+    # seeds stuck is not improbable at the paper's 3/10), and 7a shows its earlier reading beside the new one
+    shown = {c["id"]: c for b in blocks.values() for c in b["shown"]}
+    assert shown["9"]["status"] == shown["9"]["status_box"] == "INCONCLUSIVE", shown["9"]
+    assert shown["7a"]["changed"] and "was FAIL 1.96" in shown["7a"]["mark"], shown["7a"]
+    assert not shown["1a"]["changed"] and shown["1a"]["mark"] == ""
     shot = headless_chromium.screenshot(page_path, ARTIFACTS / "review-report-paper-scale.png", height=6000)
     from PIL import Image
 

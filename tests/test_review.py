@@ -164,8 +164,10 @@ def test_every_claim_fails_on_contrary_tables(tmp_path):
     root = _write_tables(tmp_path / "results", _paper_like(False))
     df = C.check(root, resolved("paper")).set_index("id")
     passing = df[df["status"] != C.FAIL]
-    # 8a (extra dimensions) is arithmetic and holds on any table written by the profiler
-    assert list(passing.index) == ["8a"], passing[["status", "measured", "detail"]].to_string()
+    # 8a (extra dimensions) is arithmetic and holds on any table written by the profiler; 3a compares no pair where
+    # neither OH nor BN converges (no verdict on nothing); 15d's contrary cells hold in half the cells (PARTLY)
+    assert dict(passing["status"]) == {"3a": C.NOT_RUN, "8a": C.PASS, "15d": C.PARTLY}, \
+        passing[["status", "measured", "detail"]].to_string()
 
 
 def test_not_run_when_the_preset_lacks_the_data(tmp_path):
@@ -194,8 +196,11 @@ def test_claim_3_compares_steps_when_each_d_has_its_own_M(tmp_path):
                       + [_training("fig14", [dict(d=32, tau=t)], rel, steps=range(0, 41, 10)) for t in (0.25, 0.1)])
     tables = dict(_paper_like(True), fig14=fig14)
     df = C.check(_write_tables(tmp_path / "results", tables), resolved("paper")).set_index("id")
-    assert df.loc["3a", "status"] == C.PASS and df.loc["3a", "measured"] == "30"
-    assert df.loc["3b", "status"] == C.PASS and df.loc["3b", "measured"] == "20 vs 30", df.loc["3b", "detail"]
+    assert df.loc["3a", "status"] == C.PASS and df.loc["3a", "measured"] == "4/4", df.loc["3a", "detail"]
+    # the gap shrinks (30 -> 20 steps) but is not removed, as the paper says of tau = 0.25: a decrease is not
+    # "removes" (the rule before 2026-12-05 passed this)
+    assert df.loc["3b", "status"] == C.FAIL and df.loc["3b", "measured"] == "0/2", df.loc["3b", "detail"]
+    assert "L2: gap 30 at d=4, 20 at d=32 (not removed)" in df.loc["3b", "detail"]
 
 
 def test_a_broken_table_is_an_error_not_a_finding(tmp_path):
@@ -235,10 +240,11 @@ def _set_fig8(tables, value, **where):
     df.loc[hit, "value"] = value(df[hit])
 
 
-def test_claim_10a_holds_in_a_fixed_share_of_the_lower_right_cells(tmp_path):
-    """10a allows 25% of the 32 (train, test, curve) triples to miss Lloyd's (CLAIM10A_MIN_FRACTION)."""
+def test_claim_10a_holds_only_in_all_the_lower_right_cells(tmp_path):
+    """The paper: "all show": one of the 32 (train, test, curve) triples above Lloyd's is not a PASS (the rule
+    before 2026-12-05 allowed 8)."""
     others = list(C.OTHER_FAMILIES)
-    for n_bad, status in ((8, C.PASS), (9, C.FAIL)):
+    for n_bad, status in ((0, C.PASS), (1, C.PARTLY), (8, C.PARTLY), (32, C.FAIL)):
         tables = _paper_like(True)
         cells = [(tr, te, cv) for tr in others for te in others for cv in ("OH:L2", "BN:L2")][:n_bad]
         for tr, te, cv in cells:  # above Lloyd's 0.9 at T
@@ -264,7 +270,7 @@ def test_claim_10c_fails_when_one_model_diverges_or_beats_lloyd_on_cauchy_tasks(
     tables = _paper_like(True)
     _set_fig8(tables, value, train_family="laplace", testset="cauchy", curve="OH:L2")
     out = C.check(_write_tables(tmp_path / "r", tables), resolved("paper")).set_index("id")
-    assert out.loc["10c", "status"] == C.FAIL and out.loc["10c", "measured"] == "7/8", (how, out.loc["10c", "detail"])
+    assert out.loc["10c", "status"] == C.PARTLY and out.loc["10c", "measured"] == "7/8", (how, out.loc["10c", "detail"])
     assert out.loc["10a", "status"] == C.PASS and out.loc["10b", "status"] == C.PASS
 
 
@@ -281,7 +287,9 @@ def test_claims_10_read_every_cell_the_preset_holds(tmp_path):
     assert out.loc["10b", "status"] == C.PASS  # the cauchy column alone decides it
     _set_fig8(tables, lambda d: 2.0, train_family="normal", testset="laplace", curve="BN:L2")  # above Lloyd's 0.9
     out = C.check(_write_tables(tmp_path / "r2", tables), resolved("paper")).set_index("id")
-    assert out.loc["10a", "status"] == C.PASS and out.loc["10a", "measured"] == "7/8"  # 7/8 >= 75 %
+    # "all" reads every cell: 7 of 8 is PARTLY, never PASS
+    assert out.loc["10a", "status"] == C.PARTLY and out.loc["10a", "measured"] == "7/8", out.loc["10a"].to_dict()
+    assert "normal->laplace BN:L2" in out.loc["10a", "detail"], out.loc["10a", "detail"]
 
 
 def test_claims_10_are_not_run_without_a_cell(tmp_path):
@@ -296,8 +304,8 @@ def test_thresholds_are_constants_of_the_module():
     import inspect
 
     src = inspect.getsource(C)
-    for name in ("REL_VAL_ONE", "CLAIM2_MIN_FRACTION", "CONVERGED_REL_VAL", "K_OVER_D", "GAP_NORMAL_MAX",
-                 "GAP_CAUCHY_MIN", "GAP_RATIO_MIN", "GAP_METRIC", "STUCK_MIN_SEEDS", "CLAIM10A_MIN_FRACTION",
+    for name in ("REL_VAL_ONE", "CONVERGED_REL_VAL", "K_OVER_D", "GAP_NORMAL_MAX", "GAP_CAUCHY_MIN", "GAP_RATIO_MIN",
+                 "GAP_METRIC", "STUCK_RATE", "PAPER_K", "PAPER_CLOSE", "CLAIM3B_TAU", "CLAIM3B_REMOVED",
                  "CLAIM10_MARGIN"):
         assert f"\n{name} = " in src
     from icl_kmeans.review import claims_grids as CG, claims_multistep as CM, claims_training as CT

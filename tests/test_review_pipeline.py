@@ -18,7 +18,8 @@ import pandas as pd
 import pytest
 
 from icl_kmeans.pipeline import figure_registry
-from icl_kmeans.review.claims import CLAIMS, ERROR
+from icl_kmeans.review.claim_core import STATUSES
+from icl_kmeans.review.claims import CLAIMS, ERROR, FAIL, INCONCLUSIVE, PARTLY, PASS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import headless_chromium  # noqa: E402
@@ -109,7 +110,10 @@ def test_review_passes_on_an_untouched_smoke_run(smoke_repo):
     out = smoke_repo / "results/review"
     claims = pd.read_csv(out / "claims.csv")
     assert list(claims["id"]) == [c.id for c, _ in CLAIMS]
-    assert set(claims["status"]) <= {"PASS", "FAIL", "NOT-RUN"} and ERROR not in set(claims["status"])
+    assert set(claims["status"]) <= set(STATUSES) - {ERROR}, claims[["id", "status", "detail"]]
+    # every verdict states its strength: the seeds it rests on, and the version of its rule
+    decided = claims[claims["status"].isin([PASS, PARTLY, FAIL, INCONCLUSIVE])]
+    assert decided["seeds"].notna().all() and claims["rule_version"].notna().all()
     assert claims.set_index("id").loc["6a", "status"] == "NOT-RUN"  # smoke's Table 1 stops at k = 25 < 4 d
     n = json.loads((smoke_repo / "results/manifest.json").read_text())["settings"]["n_points"]
     assert f"at n = {n};" in claims.set_index("id").loc["7a", "detail"]  # claims read the recorded settings
@@ -291,7 +295,7 @@ def test_the_review_report_renders_in_headless_chromium(review_report):
     assert len(claims) == 1, [t["header"] for t in page["tables"]]
     rows = claims[0]["rows"]
     assert [r[0] for r in rows] == [c.id for c, _ in CLAIMS], rows
-    assert all(r[1] in ("PASS", "FAIL", "NOT-RUN") for r in rows), rows
+    assert all(r[1] in set(STATUSES) - {ERROR} for r in rows), rows
 
     shot = headless_chromium.screenshot(review_report, ARTIFACTS / "review-report.png")
     from PIL import Image

@@ -62,18 +62,8 @@ VOLATILE_FILES = ("logs/*", "benchmarks/*", "provenance/*", "**/timing.parquet",
 VOLATILE_KEYS = {"device", "device_name", "hostname", "host", "slurm_job_id", "started", "finished",
                  "duration_s", "wall_time", "wall_time_s", "seconds", "timestamp", "created", "resumed_from"}
 
-# what only the test cluster needs, layered over the shipped profile (a key
-# here replaces the same key of the shipped profile)
-OVERLAY = """\
-# no accounting database in the test cluster: poll with squeue (MinJobAge=3600)
-slurm-status-command: squeue
-# first status check after 2 s instead of 40 s
-slurm-init-seconds-before-status-checks: 2
-# no accounts in the test cluster (the plugin would try to guess one)
-slurm-no-account: true
-slurm-keep-successful-logs: true
-latency-wait: 5
-"""
+# what only the test cluster needs, layered over the shipped profile
+OVERLAY = slurm_cluster.PROFILE_OVERLAY
 
 pytestmark = [
     pytest.mark.slurm,
@@ -548,3 +538,42 @@ def test_killed_job_is_retried_and_failures_are_reported(tmp_path, cluster, user
     assert last.std_out in out, f"log path {last.std_out} not reported:\n{out[-4000:]}"
     assert "failing on purpose" in Path(last.std_out).read_text()
     print(f"\n[slurm] retry test: {len(jobs)} submissions, {time.monotonic() - t0:.0f} s")
+
+
+# A user's own settings on top of the project's (docs/cluster.md): `--resources` on the command line and a
+# second profile that sets its own resource scopes and packs two jobs a SLURM job. Neither may change what a
+# packed job asks for (one GPU), nor cap the cluster at one GPU job at a time.
+USER_PROFILE = """\
+set-resource-scopes:
+  mem_mb: local
+group-components:
+  train: 2
+"""
+
+
+def test_a_packed_group_asks_for_one_gpu_whatever_the_users_resources_and_profile(tmp_path, cluster, user_env):
+    """The sbatch line of each packed group (the plugin's own, printed with --verbose) asks for one GPU, the
+    scheduler gives each one GPU, and the two groups are queued together (the gpu pool is per SLURM job)."""
+    work = tmp_path / "slurm"
+    copy_repo(work)
+    (tmp_path / "mysite").mkdir()
+    (tmp_path / "mysite" / "profile.yaml").write_text(USER_PROFILE)
+    config = ["--config", "preset=smoke", "train_jobs=seed"]
+    dry = snakemake(["-n", "--cores", "1", "fig6", *config], cwd=work, env=user_env)
+    assert dry.returncode == 0, dry.log[-3000:]
+    targets = sorted(set(re.findall(r"results/runs/[^ ,]+/record\.json", dry.log)))[:4]
+    assert len(targets) == 4, targets
+    run = snakemake([*targets, *slurm_args(tmp_path, work), "--profile", str(tmp_path / "mysite"), "--verbose",
+                     "--resources", "gpu=1", "mem_mb=64000", *config],
+                    cwd=work, env=user_env, timeout=900)
+    assert run.returncode == 0, f"{run.log[-6000:]}\n{cluster.logs()}"
+
+    calls = re.findall(r"sbatch call: (sbatch .*)", run.log)
+    assert len(calls) == 2 and all("group_train" in c for c in calls), calls
+    for call in calls:
+        assert re.findall(r"--gpus=\S+", call) == ["--gpus=1"], call
+    jobs = [j for j in cluster.jobs() if j.name == run_id(run.log)]
+    assert len(jobs) == 2 and all(tres_gpus(j) == 1 and j.state == "COMPLETED" for j in jobs), jobs
+    # both queued before either ended: no cluster-wide cap of one GPU job
+    first, second = sorted(jobs, key=lambda j: int(j.job_id))
+    assert second.raw["SubmitTime"] < first.raw["EndTime"], (second.raw["SubmitTime"], first.raw["EndTime"])

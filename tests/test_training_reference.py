@@ -138,11 +138,13 @@ if __name__ == "__main__":  # records the fixture (with the code it is meant to 
 
 COMMITTED = Path(__file__).resolve().parents[1] / "results" / "paper-scale" / "results"
 COMMITTED_RUN, COMMITTED_SEED, FIRST_STEPS = "BN-L2_d4_k6_352bf775c5", 153476998, 200
+FLOAT32_CPU_RTOL = 1e-4  # another CPU model's float32 rounding, 200 steps on (measured 9.4e-6)
 
 
-def test_float32_training_reproduces_a_committed_paper_scale_run_to_the_last_bit(single_thread):
+def test_float32_training_reproduces_a_committed_paper_scale_run(single_thread):
     """The first 200 steps of a committed d = 4 run (bias, dropout 0.01 on the fused path, plateau;
-    trained alone on the CPU in one thread, as its training job does): every logged number equal."""
+    trained alone on the CPU in one thread, as its training job does): every logged number equal up to the
+    float32 rounding of the CPU model this runs on."""
     import pandas as pd
 
     from icl_kmeans import TrainConfig, train
@@ -153,5 +155,9 @@ def test_float32_training_reproduces_a_committed_paper_scale_run_to_the_last_bit
     ref = pd.read_parquet(COMMITTED / "metrics" / f"run={COMMITTED_RUN}" / f"seed={COMMITTED_SEED}" / "part-0.parquet")
     ref = ref[ref.step <= FIRST_STEPS].reset_index(drop=True)
     assert new.step.tolist() == ref.step.tolist() == list(range(FIRST_STEPS + 1))
+    # On the CPU model that trained it the bits are equal; another model's float32 kernels round differently
+    # (an Emerald Rapids CPU, family 6 model 207: 9.4e-6 relative at most over the 200 steps, from step 1's
+    # forward on). A change of the algorithm moves the losses by far more (the float64 fixture above pins it
+    # to 1e-12).
     for c in METRICS:
-        pd.testing.assert_series_equal(new[c], ref[c], check_exact=True)
+        pd.testing.assert_series_equal(new[c], ref[c], check_exact=False, rtol=FLOAT32_CPU_RTOL, atol=0)

@@ -157,9 +157,14 @@ def profile_model(d: int, k: int, embedding: str, n: int = 1024, batch: int = 32
 
 def profile_grid(ds, ks, n: int = 1024, batch: int = 32, warmup: int = 10, reps: int = 30,
                  device: str | torch.device | None = None, progress: bool = True,
-                 embeddings=("OH", "BN"), seed: int = 0, attentions=ATTENTIONS) -> pd.DataFrame:
+                 embeddings=("OH", "BN"), seed: int = 0, attentions=ATTENTIONS, resume=None) -> pd.DataFrame:
     """profile_model for every (d, k, embedding); long table with columns d, k, embedding, attention, metric,
-    value (profile_table.GRID_COLUMNS)."""
+    value (profile_table.GRID_COLUMNS).
+
+    resume: a file (Parquet) where every finished (d, k, embedding) cell is written as soon as it is measured,
+    and read back at the start: a stopped grid goes on from its last finished cell (at the paper's sizes a
+    CPU takes hours over Fig 1). Its cells are kept only if measured with the same n, batch, warmup, reps,
+    device, seed and attentions (stored beside them); the file is the caller's to delete when done."""
     ds, ks, embeddings = list(ds), list(ks), list(embeddings)
     for name, values in (("ds", ds), ("ks", ks), ("embeddings", embeddings)):
         if not values:
@@ -172,10 +177,41 @@ def profile_grid(ds, ks, n: int = 1024, batch: int = 32, warmup: int = 10, reps:
         _checks.choice("embeddings", e, EMBEDDINGS)
     from tqdm.auto import tqdm
 
-    rows = []
+    how = json.dumps(dict(n=n, batch=batch, warmup=warmup, reps=reps, device=str(resolve_device(
+        None if device is None else str(device))), seed=seed, attentions=list(attentions)), sort_keys=True)
+    done = _read_resume(resume, how)
     grid = [(d, k, e) for d in ds for k in ks for e in embeddings]
-    for d, k, e in tqdm(grid, desc="profile", disable=not progress):
+    rows = [r for r in done.itertuples(index=False, name=None) if tuple(r[:3]) in set(grid)]
+    finished = {tuple(r[:3]) for r in rows}
+    if finished and progress:
+        print(f"profile: {len(finished)} of {len(grid)} cells read back from {resume}", flush=True)
+    for d, k, e in tqdm([c for c in grid if c not in finished], desc="profile", disable=not progress):
         result = profile_model(d, k, e, n=n, batch=batch, warmup=warmup, reps=reps, device=device, seed=seed,
                                attentions=attentions)
         rows += [(d, k, e, a, metric, float(r[metric])) for a, r in result.items() for metric in METRICS]
+        if resume is not None:
+            _write_resume(resume, rows, how)
+    order = {c: i for i, c in enumerate(grid)}
+    rows.sort(key=lambda r: order[tuple(r[:3])])
     return pd.DataFrame(rows, columns=GRID_COLUMNS).astype({"d": "int64", "k": "int64", "value": "float64"})
+
+
+def _read_resume(resume, how: str) -> pd.DataFrame:
+    """The cells of a resume file measured the same way (`how`), else none."""
+    if resume is None or not Path(resume).is_file():
+        return pd.DataFrame(columns=GRID_COLUMNS)
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(resume)
+    if (table.schema.metadata or {}).get(b"how", b"").decode() != how:
+        return pd.DataFrame(columns=GRID_COLUMNS)
+    return table.to_pandas()[GRID_COLUMNS]
+
+
+def _write_resume(resume, rows, how: str) -> None:
+    import pyarrow as pa
+
+    from .atomic import atomic_write_parquet
+
+    table = pa.Table.from_pandas(pd.DataFrame(rows, columns=GRID_COLUMNS), preserve_index=False)
+    atomic_write_parquet(resume, table.replace_schema_metadata({b"how": how.encode()}))

@@ -16,7 +16,7 @@ REVIEW_CODE = [
 CLAIMS_CODE = sorted(
     os.path.relpath(p)
     for p in (REPO / "src/icl_kmeans/review").glob("*.py")
-    if p.name.startswith("claims") or p.name == "trained.py"
+    if p.name.startswith("claim") or p.name in ("trained.py", "verdict_history.py")
 )
 ENV_PINS = [os.path.relpath(REPO / "pyproject.toml")] + sorted(
     os.path.relpath(p) for p in glob.glob(str(REPO / "envs" / "*.yaml"))

@@ -7,6 +7,7 @@ test sets by their id; a job never searches file names."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
@@ -118,6 +119,9 @@ def profile(fig: str, spec: dict, out, device="auto") -> None:
     from ..profiling import profile_grid
 
     dev = resolve_device(device)
+    # cells finished before a stop are kept beside the output (a CPU takes hours at the paper's sizes)
+    resume = Path(f"{out}.resume")
     df = profile_grid(spec["ds"], spec["ks"], n=spec["n"], batch=spec["batch"], warmup=spec["warmup"],
-                      reps=spec["reps"], device=str(dev))
+                      reps=spec["reps"], device=str(dev), resume=resume)
     _write(df.assign(figure=fig, device=str(dev)), PROFILE_SCHEMA, out)
+    resume.unlink(missing_ok=True)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .claims import (CONVERGED_REL_VAL, OH_BN, NotRun, _fmt, _require, claim, steps_to, training_ends)
+from .claim_core import NotRun, claim, every_cell, fmt as _fmt, require as _require
+from .claims import CONVERGED_REL_VAL, OH_BN, steps_to, training_ends
 
 CAUCHY = "cauchy"
 DISSIMILAR_FACTOR = 2.0   # 17: "clearly only similar to other cauchy tasks ... quite dissimilar to the rest": every
@@ -155,7 +156,7 @@ def claim_18(tables):
                                                      zip(g["tau"], g["value"])) + ("" if ok else " (not decreasing)"))
     if single:
         cells.append(f"one tau only, not read: {', '.join(single)}")
-    return f"{held}/{len(groups)}", held == len(groups), "; ".join(cells)
+    return every_cell(held, len(groups), "; ".join(cells), "(d, curve) groups with two or more tau")
 
 
 def _fig11(tables) -> pd.DataFrame:
@@ -181,7 +182,7 @@ def claim_19a(tables):
     cells = _require(pd.DataFrame(rows, columns=["d", "lr", "curve", "value", "base"]),
                      "fig11 cells at the larger learning rates with a lr = 0.01 counterpart")
     ok = ~(cells["value"] <= cells["base"])  # a NaN (diverged) end counts as worse
-    return (f"{int(ok.sum())}/{len(cells)}", bool(ok.all()), "; ".join(
+    return every_cell(int(ok.sum()), len(cells), "; ".join(
         f"d={r.d} lr={_fmt(r.lr)} {r.curve}: {_fmt(r.value)} vs {_fmt(r.base)} at lr 0.01" for r in cells.itertuples()))
 
 
@@ -202,5 +203,5 @@ def claim_19b(tables):
     rows = [(d, c, int(slow.loc[(d, c), "steps"]), int(base.loc[(d, c), "steps"])) for d, c in
             zip(keys["d"], keys["curve"])]
     ok = [a > b for _, _, a, b in rows]
-    return (f"{sum(ok)}/{len(rows)}", all(ok), "; ".join(f"d={d} {c}: {a} steps at lr 0.001 vs {b} at 0.01"
-                                                          for d, c, a, b in rows))
+    return every_cell(sum(ok), len(rows), "; ".join(f"d={d} {c}: {a} steps at lr 0.001 vs {b} at 0.01"
+                                                    for d, c, a, b in rows), "(d, curve) pairs")

@@ -13,7 +13,8 @@ import re
 
 import pandas as pd
 
-from .claims import (NA, NotRun, _finite_or_fail, _fmt, claim, lloyd_at, multistep_at)
+from .claim_core import NotRun, Verdict, claim, every_cell, fmt as _fmt
+from .claims import NA, _finite_or_fail, lloyd_at, multistep_at
 
 FIG7_CURVES = ("OH:L2", "BN:L2")  # the paper's sentence is about OH and BN
 FIG7_TRAIN_SCALE = 0.1            # the scale the Fig 6 models were trained at (science.md §8); a test set "scale s" with
@@ -77,9 +78,9 @@ def claim_11a(tables):
             worst = max(worst, float(diff.max()))
             cells.append(f"{ts} {c}: max over t of model - Lloyd = {_fmt(float(diff.max()))}"
                          + (f" (not below at t = {', '.join(map(str, above))})" if above else ""))
-    n = len(others) * len(FIG7_CURVES)
-    return f"{held}/{n}", held == n, "; ".join(cells) + f"; T = {int(w.index.max())}", \
-        f"largest model - Lloyd over the cells and t: {_fmt(worst)}"
+    v = every_cell(held, len(others) * len(FIG7_CURVES), "; ".join(cells) + f"; T = {int(w.index.max())}",
+                   "(test set, curve) cells")
+    return Verdict(v.measured, v.status, v.detail, f"largest model - Lloyd over the cells and t: {_fmt(worst)}")
 
 
 @claim("11b", "Fig 7, §4", "fig7",
@@ -106,8 +107,7 @@ def claim_11b(tables):
             held += ok
             cells.append(f"{ts} {c}: at or above Lloyd's at t = {', '.join(map(str, behind)) or 'none'} of "
                          f"1..{int(early.index.max())}; model - Lloyd at T={T}: {_fmt(end)}")
-    n = len(larger) * len(FIG7_CURVES)
-    return f"{held}/{n}", held == n, "; ".join(cells)
+    return every_cell(held, len(larger) * len(FIG7_CURVES), "; ".join(cells), "(test set, curve) cells")
 
 
 @claim("12", "Fig 12, App F", "fig12",

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .claims import (OH_BN, REL_VAL_ONE, NotRun, _fmt, _require, claim, fig15_cell, rel_val_after_start,
-                     training_ends)
+from .claim_core import NotRun, claim, every_cell, fmt as _fmt, require as _require
+from .claims import OH_BN, REL_VAL_ONE, fig15_cell, rel_val_after_start, training_ends
 
 CAUCHY = "cauchy"
 EQUAL_GEN_MAX = 0.05   # 15e: "generalize equally well": |NE - L2| of the final relative validation loss <= 0.05
@@ -42,7 +42,7 @@ def _cells(df: pd.DataFrame, col="value") -> str:
 
 def _all_cells(df: pd.DataFrame, ok: pd.Series, what: str):
     df = _require(df, what)
-    return f"{int(ok.sum())}/{len(df)}", bool(ok.all()), _cells(df)
+    return every_cell(int(ok.sum()), len(df), _cells(df), what)
 
 
 @claim("15a", "Fig 4, §3 (and Fig 16, App F)", "fig4",
@@ -121,7 +121,8 @@ def claim_15e(tables):
     c = c[(c["family"] != CAUCHY) & np.isclose(c["tau"].astype(float), TAU_LOW) & c["curve"].isin(OH_BN)]
     w = _ne_minus_l2(c)
     ok = w["diff"].abs() <= EQUAL_GEN_MAX
-    return f"{_fmt(float(w['diff'].abs().max()))}", bool(ok.all()), f"{int(ok.sum())}/{len(w)} cells: " + _pairs_str(w)
+    return every_cell(int(ok.sum()), len(w), f"largest |NE - L2| {_fmt(float(w['diff'].abs().max()))}; " + _pairs_str(w),
+                      "(family, k, embedding) cells")
 
 
 @claim("15f", "Fig 16, App F", "fig16",
@@ -136,7 +137,7 @@ def claim_15f(tables):
     c = c[(c["family"] != CAUCHY) & np.isclose(c["tau"].astype(float), TAU_HIGH) & c["curve"].isin(OH_BN)]
     w = _ne_minus_l2(c)
     ok = w["diff"] > 0
-    return f"{int(ok.sum())}/{len(w)}", bool(ok.all()), _pairs_str(w)
+    return every_cell(int(ok.sum()), len(w), _pairs_str(w), "(family, k, embedding) cells")
 
 
 def _first_last(tables, figs=("fig2", "fig10")) -> pd.DataFrame:
@@ -179,7 +180,7 @@ def claim_16a(tables):
     c = c[np.isclose(c["tau"].astype(float), TAU_HIGH) & c["curve"].str.endswith(":NE")].dropna(subset=["value", "first"])
     c = _require(c, "NE curves at tau = 1 in fig2/fig10")
     ok = c["value"] > c["first"]
-    return f"{int(ok.sum())}/{len(c)}", bool(ok.all()), "first -> final: " + _fl_str(c)
+    return every_cell(int(ok.sum()), len(c), "first -> final: " + _fl_str(c), "NE curves at tau = 1")
 
 
 @claim("16b", "Fig 2a, §3 (and Fig 10)", "fig10",
@@ -192,7 +193,7 @@ def claim_16b(tables):
     c = c[np.isclose(c["tau"].astype(float), TAU_HIGH) & c["curve"].str.endswith(":L2")].dropna(subset=["value", "first"])
     c = _require(c, "L2 curves at tau = 1 in fig2/fig10")
     ok = (c["value"] < c["first"]) & (c["value"] >= REL_VAL_ONE)
-    return f"{int(ok.sum())}/{len(c)}", bool(ok.all()), "first -> final: " + _fl_str(c)
+    return every_cell(int(ok.sum()), len(c), "first -> final: " + _fl_str(c), "L2 curves at tau = 1")
 
 
 @claim("14", "Fig 14(a), App F", "fig14",
@@ -229,7 +230,7 @@ def claim_14(tables):
        quote="In contrast, for the same setup (same random seed and clustering tasks for training), the training "
              "converges fine with the BN token embedding")
 def claim_9b(tables):
-    stuck, detail = fig15_cell(tables, "BN")
+    stuck, _, detail = fig15_cell(tables, "BN")
     return f"{stuck}", stuck == 0, detail
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import claims as _claims
+from . import verdict_history
 from .manifest import PARQUET, ManifestError, read
 from ..pipeline.provenance import RESULTS, code_version, sha256_file
 from .rebuild import rebuild
@@ -108,6 +109,7 @@ def run_review(results=RESULTS, out=None, workers: int = 1, echo=None,
         pd.DataFrame([r.__dict__ for r in recomputed]).to_csv(out / "recompute.tsv", sep="\t", index=False)
     settings = meta.get("settings", {})
     claims = _claims.check(results, settings, settings_runs(settings) if settings else None)
+    claims = verdict_history.record(results, claims, out)  # marks a rule changed since the folder's last verdict
     claims.to_csv(out / "claims.csv", index=False)
     (out / "claims.md").write_text(claims_markdown(claims))
     errors = claims[claims["status"] == _claims.ERROR]

@@ -26,7 +26,7 @@ BLOCKS = ("runs", "multistep", "fig5", "growth")
 # The cells being added to the committed folder (appended to its subset; docs/paper-scale.md's growth
 # command); empty when no growth is in progress. Now empty: rows a, b and c of the paper-scale-grows issue
 # (Fig 2a at tau = 1, Fig 8 whole, Fig 15(d)'s k = 25 cell) are committed.
-GROWTH = ""
+GROWTH = "fig1;table1;fig11:d=4,lr=0.001|0.01|1,curve=OH:NE|OH:L2|BN:NE|BN:L2"
 MULTISTEP_TABLES = ("fig6", "fig7", "fig8", "fig12", "fig_em")
 BASELINES = ("Lloyd", "EM")
 
@@ -133,11 +133,12 @@ def growth_block(results: Path, settings: dict, growth: str = GROWTH) -> str:
     runs = studies.build(grown).runs
     new = sorted(settings_runs(grown) - settings_runs(settings))
     finished, partway, waiting = [], [], []
-    named_family = len({runs[r]["family"] for r, _ in new}) > 1  # name it where the growth's runs differ in it
+    # the family and the learning rate are named where the growth's runs differ in them
+    named = [key for key in ("family", "lr") if len({runs[r].get(key) for r, _ in new}) > 1]
     for run, seed in new:
         cfg = runs[run]
-        family = f" {cfg['family']}" if named_family else ""
-        label = f"{cfg['embedding']}:{cfg['regularizer']}{family} {seed}"
+        extra = "".join(f" {cfg[key]}" if key == "family" else f" {key} {cfg[key]:g}" for key in named)
+        label = f"{cfg['embedding']}:{cfg['regularizer']}{extra} {seed}"
         resume = results / "runs" / run / f"seed{seed}" / "checkpoint.pt.resume"
         if not resume.is_file():
             waiting.append(label)
@@ -155,7 +156,22 @@ def growth_block(results: Path, settings: dict, growth: str = GROWTH) -> str:
                         ("Not started", waiting)):
         if items:
             lines.append(f"- {name}: {', '.join(items)}.")
+    lines += _profile_progress(results, studies.build(grown).evaluations, studies.build(settings).evaluations)
     return "\n".join(lines) + "\n"
+
+
+def _profile_progress(results: Path, grown: dict, before: dict) -> list[str]:
+    """The growth's profiles (Fig 1, Table 1): the (d, k, embedding) cells of their committed resume files."""
+    lines = []
+    for fig, spec in sorted(grown.items()):
+        if fig in before or not isinstance(spec, dict) or "ds" not in spec or "ks" not in spec:
+            continue
+        total = len(spec["ds"]) * len(spec["ks"]) * 2
+        resume = results / "eval" / f"{fig}.parquet.resume"
+        done = len(pd.read_parquet(resume)[["d", "k", "embedding"]].drop_duplicates()) if resume.is_file() else 0
+        lines.append(f"- Profile {fig}: {done} of {total} (d, k, embedding) cells measured (resume file "
+                     f"`results/eval/{fig}.parquet.resume`).")
+    return lines
 
 
 def blocks(results: Path) -> dict[str, str]:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..pipeline.figure_registry import BY_ID, drawn_ids
 
-STATUSES = ("PASS", "FAIL", "NOT-RUN", "ERROR")
+from .claim_core import STATUSES
 
 
 def paper_label(fig: str) -> str:
@@ -59,13 +59,21 @@ def claim_block(r, scale: str, e, status_html) -> str:
     rows = [("paper", f"<blockquote>{e(r.quote)}</blockquote>" if _text(r.quote) else "<i>no sentence</i>"),
             ("paper's number", e(_text(r.reference)) or "<i>none given</i>"),
             ("measured", f"<b>{e(_text(r.measured)) or '-'}</b> (threshold {e(r.threshold)})"),
-            ("rule", e(r.rule)),
+            ("rule", e(r.rule) + (f" <span class='small'>(rule version {e(r.rule_version)})</span>"
+                                  if _text(getattr(r, "rule_version", "")) else "")),
             ("scale", e(scale)),
+            ("seeds", e(_text(getattr(r, "seeds", ""))) or "<i>-</i>"),
             ("cells", e(_text(r.detail)))]
+    if _text(getattr(r, "previous_status", "")):
+        rows.insert(3, ("rule changed since the committed verdict",
+                        f'<span class="rule-changed">was <b>{e(r.previous_status)}</b> {e(_text(r.previous_measured))}'
+                        f" under rule {e(r.previous_version)}" + (f" ({e(r.previous_note)})" if _text(getattr(
+                            r, "previous_note", "")) else "") + "</span>"))
     if _text(r.diagnostic):
         rows.insert(3, ("diagnostic (does not decide)", e(r.diagnostic)))
     body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
-    return (f'<div class="claim" id="claim-{e(r.id)}" data-claim="{e(r.id)}" data-status="{e(r.status)}">'
+    changed = ' data-rule-changed="1"' if _text(getattr(r, "previous_status", "")) else ""
+    return (f'<div class="claim" id="claim-{e(r.id)}" data-claim="{e(r.id)}" data-status="{e(r.status)}"{changed}>'
             f"<h4>{status_html(r.status)} {e(r.id)}: {e(r.statement)} <span class='small'>({e(r.source)})</span></h4>"
             f'<table class="claim-table">{body}</table></div>')
 

@@ -27,14 +27,16 @@ def settings_runs(settings: dict) -> set[tuple[str, int]]:
     return {(run, int(seed)) for run in studies.build(settings).runs for seed in settings["seeds"]}
 
 
-def read_records(results, runs: set[tuple[str, int]] | None = None) -> pd.DataFrame:
-    """One row per results/runs/<run>/seed<s>/record.json, of the (run, seed) pairs `runs` when given: run,
-    seed, status and the config's keys."""
-    from .claims import NotRun
+def read_records(results, runs: set[tuple[str, int]] | None = None, seed: int | None = None) -> pd.DataFrame:
+    """One row per results/runs/<run>/seed<s>/record.json, of the (run, seed) pairs `runs` when given (and of one
+    seed when given): run, seed, status and the config's keys."""
+    from .claim_core import NotRun
 
     paths = sorted(Path(results).glob("runs/*/seed*/record.json"))
     if runs is not None:
         paths = [p for p in paths if (p.parent.parent.name, int(p.parent.name.removeprefix("seed"))) in runs]
+    if seed is not None:
+        paths = [p for p in paths if int(p.parent.name.removeprefix("seed")) == seed]
     if not paths:
         raise NotRun(f"no trained runs under {Path(results) / 'runs'}")
     rows = []
@@ -68,12 +70,14 @@ def _label(keys: dict, varying: list[str]) -> str:
     return ", ".join(f"{k}={keys[k]:g}" if isinstance(keys[k], float) else f"{k}={keys[k]}" for k in shown)
 
 
-def regularizer_pairs(results, tail: float, runs: set[tuple[str, int]] | None = None) -> pd.DataFrame:
+def regularizer_pairs(results, tail: float, runs: set[tuple[str, int]] | None = None,
+                      seed: int | None = None) -> pd.DataFrame:
     """Index: the cell's label; columns L2, NE (median over non-diverged seeds of the final training loss)
-    and seeds (the smaller seed count of the two). Only cells with a finite value for both."""
-    from .claims import NotRun
+    and seeds (the smaller seed count of the two). Only cells with a finite value for both; of one seed when
+    given. attrs["seeds"]: the seeds read."""
+    from .claim_core import NotRun
 
-    rec = read_records(results, runs)
+    rec = read_records(results, runs, seed)
     ends = final_train_loss(results, rec["run"], tail)
     rec = rec.merge(ends, on=["run", "seed"], how="left")
     rec = rec[rec["status"] != "diverged"]
@@ -95,6 +99,7 @@ def regularizer_pairs(results, tail: float, runs: set[tuple[str, int]] | None = 
     out = pd.DataFrame({"L2": both[("value", "L2")].astype(float).to_numpy(),
                         "NE": both[("value", "NE")].astype(float).to_numpy(),
                         "seeds": np.minimum(both[("seeds", "L2")], both[("seeds", "NE")]).astype(int).to_numpy()},
-                       index=labels)
-    return out.sort_index()
+                       index=labels).sort_index()
+    out.attrs["seeds"] = sorted({int(s) for s in rec["seed"]})
+    return out
 
