@@ -143,9 +143,8 @@ def test_padded_sdpa_widths_give_the_unpadded_values_and_gradients(monkeypatch, 
     q, k, v = _qkv(2, FUSED_MIN_TOKENS + 5, FUSED_MIN_TOKENS + 9, e)
     padded = _values_and_grads(lambda: soft_distance_attention(q, k, v, 0.3), q, k, v)
     assert widths == [(max(16, -(-(e + 1) // 8) * 8),) * 3]
-    monkeypatch.setattr(att, "SDPA_WIDTH_MULTIPLE", 1)  # the widths before issue 18
-    monkeypatch.setattr(att, "SDPA_MIN_WIDTH_CPU", 0)
-    _assert_same(padded, _values_and_grads(lambda: soft_distance_attention(q, k, v, 0.3), q, k, v))
+    before = att.Kernel(width_multiple=1, min_width_cpu=0)  # the widths before issue 18
+    _assert_same(padded, _values_and_grads(lambda: soft_distance_attention(q, k, v, 0.3, kernel=before), q, k, v))
     assert widths[-1] == (e + 1,) * 3
     _assert_same(padded, _values_and_grads(lambda: soft_distance_attention(q, k, v, 0.3, fused=False), q, k, v))
 
@@ -159,10 +158,9 @@ def test_tiled_dropout_kernel_gives_the_sdpa_paths_values_and_gradients(monkeypa
     monkeypatch.setattr(att_cpu, "TILE_SCORES", tile)
     q, k, v = _qkv(3, FUSED_MIN_TOKENS + 3, FUSED_MIN_TOKENS + 20, 6, scale=scale)
     tiled = _values_and_grads(lambda: soft_distance_attention(q, k, v, 0.4, dropout=0.05), q, k, v)
-    monkeypatch.setattr(att, "CPU_DROPOUT_KERNEL", "sdpa")  # the path before issue 18
-    monkeypatch.setattr(att, "SDPA_WIDTH_MULTIPLE", 1)
-    monkeypatch.setattr(att, "SDPA_MIN_WIDTH_CPU", 0)
-    _assert_same(tiled, _values_and_grads(lambda: soft_distance_attention(q, k, v, 0.4, dropout=0.05), q, k, v))
+    before = att.BEFORE_ISSUE18  # the path before issue 18
+    _assert_same(tiled, _values_and_grads(lambda: soft_distance_attention(q, k, v, 0.4, dropout=0.05, kernel=before),
+                                          q, k, v))
     _assert_same(tiled, _values_and_grads(lambda: _materialised_with_mask(q, k, v, 0.4, 0.05, seed=11), q, k, v))
 
 
@@ -188,3 +186,27 @@ def test_small_token_paths_give_the_materialised_values_and_gradients():
         q, k, v = _qkv(2, m, n, 5)
         _assert_same(_values_and_grads(lambda: soft_distance_attention(q, k, v, 0.5), q, k, v),
                      _values_and_grads(lambda: soft_distance_attention(q, k, v, 0.5, fused=False), q, k, v))
+
+
+def test_the_model_takes_its_attention_kernel_as_an_argument(monkeypatch):
+    """The kernel before issue 18 (the benchmark's reference) is chosen by the model's argument, not by module
+    globals: same centers, other SDPA widths."""
+    from icl_kmeans.attention import BEFORE_ISSUE18
+
+    widths, real = [], F.scaled_dot_product_attention
+
+    def recording(q, k, v, **kwargs):
+        widths.append(q.shape[-1])
+        return real(q, k, v, **kwargs)
+
+    monkeypatch.setattr(F, "scaled_dot_product_attention", recording)
+    tasks = sample_tasks(2, n=FUSED_MIN_TOKENS + 10, d=3, k=4, seed=2)
+    torch.manual_seed(0)
+    now = ClusterTransformer(3, 4, "OH")
+    before = ClusterTransformer(3, 4, "OH", kernel=BEFORE_ISSUE18)
+    before.load_state_dict(now.state_dict())
+    out_now = now(tasks.X, tasks.C)
+    n_now = len(widths)
+    out_before = before(tasks.X, tasks.C)
+    torch.testing.assert_close(out_before, out_now, rtol=1e-5, atol=1e-5)
+    assert set(widths[:n_now]) == {16} and 16 not in set(widths[n_now:])

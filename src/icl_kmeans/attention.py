@@ -11,6 +11,7 @@ gamma = inf is averaging hard attention: the nearest keys, ties averaged (evalua
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -30,23 +31,35 @@ def _augment(q: torch.Tensor, k: torch.Tensor, g: float) -> tuple[torch.Tensor, 
     return q_aug, k_aug
 
 
-def _pad_width(*tensors: torch.Tensor) -> list[torch.Tensor]:
-    """The tensors zero-padded on the last dimension to one width, a multiple of SDPA_WIDTH_MULTIPLE
-    (and at least SDPA_MIN_WIDTH_CPU on the CPU). SDPA's fused kernels need equal q, k, v widths on the
-    CPU, where the flash kernel is also much faster at a multiple of 8 than at odd widths (x1.6 at 16
-    against 11) and fastest at 16 among the widths up to 16; on CUDA, float32 needs a multiple of 4
-    (8 is safe) for the memory-efficient kernel, else SDPA takes the math kernel, which materialises m x p."""
-    width = -(-max(t.shape[-1] for t in tensors) // SDPA_WIDTH_MULTIPLE) * SDPA_WIDTH_MULTIPLE
+@dataclass(frozen=True)
+class Kernel:
+    """How the fused soft attention runs on the device (the result is the same; the speed is not).
+
+    width_multiple, min_width_cpu: q', k' and v are zero-padded to one width, a multiple of width_multiple
+    (and at least min_width_cpu on the CPU). SDPA's fused kernels need equal q, k, v widths on the CPU,
+    where the flash kernel is also much faster at a multiple of 8 than at odd widths (x1.6 at 16 against
+    11) and fastest at 16 among the widths up to 16; on CUDA, float32 needs a multiple of 4 (8 is safe)
+    for the memory-efficient kernel, else SDPA takes the math kernel, which materialises m x p.
+    cpu_dropout: the CPU's fused dropout path, "tiled" (attention_cpu.py, the mask applied inside the
+    tiles) or "sdpa" (SDPA with a sink key for the row log-sum-exp, then the dropped entries subtracted).
+    """
+
+    width_multiple: int = 8
+    min_width_cpu: int = 16
+    cpu_dropout: str = "tiled"
+
+
+KERNEL = Kernel()  # this pipeline's
+BEFORE_ISSUE18 = Kernel(width_multiple=1, min_width_cpu=0, cpu_dropout="sdpa")  # the benchmark's reference
+
+
+def _pad_width(kernel: Kernel, *tensors: torch.Tensor) -> list[torch.Tensor]:
+    """The tensors zero-padded on the last dimension to the kernel's width (Kernel)."""
+    width = -(-max(t.shape[-1] for t in tensors) // kernel.width_multiple) * kernel.width_multiple
     if tensors[0].device.type == "cpu":
-        width = max(width, SDPA_MIN_WIDTH_CPU)
+        width = max(width, kernel.min_width_cpu)
     return [F.pad(t, (0, width - t.shape[-1])) for t in tensors]
 
-
-SDPA_WIDTH_MULTIPLE, SDPA_MIN_WIDTH_CPU = 8, 16  # 1, 0: the widths before issue 18 (the benchmark's reference)
-# The CPU's fused dropout path: "tiled" (attention_cpu.py, the mask applied inside the tiles) or "sdpa"
-# (the path before issue 18, kept as the benchmark's reference: SDPA with a sink key for the row
-# log-sum-exp, then the dropped entries subtracted).
-CPU_DROPOUT_KERNEL = "tiled"
 
 # Below this many queries or keys, a plain (batched) matmul + softmax beats the fused kernel on CPU,
 # and its (m x p) weight matrix is linear in the larger side anyway.
@@ -54,13 +67,13 @@ FUSED_MIN_TOKENS = 128
 
 
 def soft_distance_attention(q, k, v, g: float, fused: bool = True, dropout: float = 0.0,
-                            generators: list[torch.Generator] | None = None) -> torch.Tensor:
+                            generators: list[torch.Generator] | None = None, kernel: Kernel = KERNEL) -> torch.Tensor:
     """softmax_j(-g ||q_i - k_j||^2) v_j for q (B, m, e), k (B, p, e), v (B, p, e).
 
     fused=True never materialises an m x p matrix with both m and p >= FUSED_MIN_TOKENS: those go
     through F.scaled_dot_product_attention on the augmented vectors (4-D, q', k' and v zero-padded to
-    one width, a multiple of 8 and on the CPU at least 16), or, with dropout, through the tiled kernel
-    of attention_cpu.py on the CPU and SDPA with a sink key elsewhere; smaller ones use the same
+    one width: `kernel`'s), or, with dropout, through the tiled kernel of attention_cpu.py on the CPU
+    (`kernel`'s cpu_dropout) and SDPA with a sink key elsewhere; smaller ones use the same
     augmented dot product with an explicit softmax. fused=False materialises softmax(-g sqdist).
 
     generators: where the dropout masks come from. None: torch's global generator. A list of R CPU
@@ -80,9 +93,9 @@ def soft_distance_attention(q, k, v, g: float, fused: bool = True, dropout: floa
             w = dropout_weights(w, dropout, generators)
         return w @ v
     if dropout and (generators is not None or q.device.type == "cpu"):
-        return _fused_dropout_attention(q_aug, k_aug, v, dropout, generators)
+        return _fused_dropout_attention(q_aug, k_aug, v, dropout, generators, kernel)
     e = v.shape[-1]
-    q_pad, k_pad, v_pad = _pad_width(q_aug, k_aug, v)
+    q_pad, k_pad, v_pad = _pad_width(kernel, q_aug, k_aug, v)
     out = F.scaled_dot_product_attention(q_pad.unsqueeze(-3), k_pad.unsqueeze(-3), v_pad.unsqueeze(-3),
                                          dropout_p=dropout, scale=1.0)
     return out.squeeze(-3)[..., :e]
@@ -124,12 +137,12 @@ def dropped_positions(total: int, p: float, generator: torch.Generator | None = 
 SINK_SAMPLE = 16  # keys whose largest score estimates each row's log-sum-exp for the sink (see below)
 
 
-def _fused_dropout_attention(q_aug, k_aug, v, p: float, generators=None) -> torch.Tensor:
+def _fused_dropout_attention(q_aug, k_aug, v, p: float, generators=None, kernel: Kernel = KERNEL) -> torch.Tensor:
     """dropout(softmax(q' k'^T), p) @ v without materialising the m x n weights (CPU).
 
     The CPU flash kernel has no dropout (SDPA with dropout_p falls back to the math kernel, which builds
     the m x n weights and draws m x n random numbers). The tiled kernel (attention_cpu.py) zeroes the
-    dropped entries inside its tiles. With CPU_DROPOUT_KERNEL = "sdpa" instead, with W = softmax(S) and
+    dropped entries inside its tiles. With kernel.cpu_dropout = "sdpa" instead, with W = softmax(S) and
     D the dropped entries: dropout(W) @ v = (W @ v - sum_{(i,j) in D} W_ij v_j) / (1 - p). W @ v comes
     from the fused kernel; the ~p m n dropped W_ij = exp(S_ij - lse_i) need the row log-sum-exp lse_i, differentiably.
     The same fused call gives it: an extra sink key whose score for query i is a constant c_i and whose
@@ -143,7 +156,7 @@ def _fused_dropout_attention(q_aug, k_aug, v, p: float, generators=None) -> torc
     q2, k2, v2 = q_aug.reshape(-1, m, q_aug.shape[-1]), k_aug.reshape(-1, n, k_aug.shape[-1]), v.reshape(-1, n, e)
     b = q2.shape[0]
     flat = _dropped(b, m * n, p, generators).to(q2.device)  # drawn first and once: the fallback keeps it
-    if CPU_DROPOUT_KERNEL == "tiled" and q2.device.type == "cpu":
+    if kernel.cpu_dropout == "tiled" and q2.device.type == "cpu":
         return tiled_attention(q2, k2, v2, flat, p).reshape(*lead, m, e)
     with torch.no_grad():
         c = (q2 @ k2[:, :SINK_SAMPLE].transpose(-1, -2)).amax(-1)

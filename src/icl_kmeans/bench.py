@@ -78,14 +78,18 @@ def _straightforward_attention():
 
 
 def make_step(embedding: str, regularizer: str, d: int, k: int, n: int, batch: int, tau: float = 0.1,
-              fused: bool = True, straightforward: bool = False, dropout: float = 0.0, bias: bool = False):
-    """One training step as train() does it: fresh tasks, forward, smoothed loss, backward, Adam."""
+              fused: bool = True, straightforward: bool = False, dropout: float = 0.0, bias: bool = False,
+              kernel=None):
+    """One training step as train() does it: fresh tasks, forward, smoothed loss, backward, Adam. kernel: how
+    the fused attention runs (attention.Kernel; None: the pipeline's)."""
+    from .attention import KERNEL
     from .losses import smoothed_kmeans_loss
     from .model import ClusterTransformer
     from .tasks import sample_tasks
 
     torch.manual_seed(0)
-    model = ClusterTransformer(d, k, embedding, fused=fused, dropout=dropout, bias=bias).train()
+    model = ClusterTransformer(d, k, embedding, fused=fused, dropout=dropout, bias=bias,
+                               kernel=kernel or KERNEL).train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     counter = iter(range(10**9))
 
@@ -204,23 +208,12 @@ def dropout_overhead(shape: dict, repeats: int, warmup: int, row, ratio, p: floa
 KERNEL_TARGETS = {(4, 6): 1.5, (32, 10): 1.25}  # issue 18: step speed-up over the path before it
 
 
-@contextlib.contextmanager
-def _attention_before_issue18():
-    """The CPU attention path as it was before issue 18 (attention.py keeps it selectable)."""
-    from . import attention
-
-    saved = attention.SDPA_WIDTH_MULTIPLE, attention.SDPA_MIN_WIDTH_CPU, attention.CPU_DROPOUT_KERNEL
-    attention.SDPA_WIDTH_MULTIPLE, attention.SDPA_MIN_WIDTH_CPU, attention.CPU_DROPOUT_KERNEL = 1, 0, "sdpa"
-    try:
-        yield
-    finally:
-        attention.SDPA_WIDTH_MULTIPLE, attention.SDPA_MIN_WIDTH_CPU, attention.CPU_DROPOUT_KERNEL = saved
-
-
 def kernel_steps(n: int, batch: int, repeats: int, warmup: int, row, ratio) -> None:
     """Section 5: training steps now vs before issue 18, interleaved (one round robin per shape and
     training). With one torch thread the clock is the thread's CPU time (not inflated by other processes
     on the cores), else wall time."""
+    from .attention import BEFORE_ISSUE18
+
     one_thread = torch.get_num_threads() == 1
     clock = time.thread_time if one_thread else time.perf_counter
     print(f"5. CPU training step n={n} B={batch}: now vs the attention path before issue 18, interleaved, "
@@ -230,13 +223,8 @@ def kernel_steps(n: int, batch: int, repeats: int, warmup: int, row, ratio) -> N
             fns = {}
             for e, r in [(e, r) for e in ("OH", "BN") for r in REGULARIZERS]:
                 kw = dict(d=d, k=k, n=n, batch=batch, dropout=0.01 if reference else 0.0, bias=reference)
-                before = make_step(e, r, **kw)
-
-                def old(step=before):
-                    with _attention_before_issue18():
-                        step()
-
-                fns[f"{e}:{r} before"], fns[f"{e}:{r} now"] = old, make_step(e, r, **kw)
+                fns[f"{e}:{r} before"] = make_step(e, r, **kw, kernel=BEFORE_ISSUE18)
+                fns[f"{e}:{r} now"] = make_step(e, r, **kw)
             t = time_round_robin(fns, repeats, warmup, clock=clock)
             label = "reference (dropout 0.01, bias)" if reference else "plain"
             for name in fns:

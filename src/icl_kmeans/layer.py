@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from .attention import hard_distance_attention, soft_distance_attention
+from .attention import KERNEL, Kernel, hard_distance_attention, soft_distance_attention
 from .embeddings import embed
 
 
@@ -34,7 +34,7 @@ def linear(Z: torch.Tensor, params: dict, name: str) -> torch.Tensor:
 
 
 def attention(params: dict, mu: int, Z: torch.Tensor, Zk: torch.Tensor, gamma: float, fused: bool = True,
-              dropout: float = 0.0, generators: list | None = None) -> torch.Tensor:
+              dropout: float = 0.0, generators: list | None = None, kernel: Kernel = KERNEL) -> torch.Tensor:
     """A(Z, Z'; theta_mu) of every run (science.md §3); gamma = inf is averaging hard attention."""
     q, k, v = (linear(T, params, f"heads.{mu}.{P}") for T, P in ((Z, "Q"), (Zk, "K"), (Zk, "V")))
     R, B = Z.shape[:2]
@@ -43,17 +43,19 @@ def attention(params: dict, mu: int, Z: torch.Tensor, Zk: torch.Tensor, gamma: f
         out = hard_distance_attention(fold(q), fold(k), fold(v))
     else:
         out = soft_distance_attention(fold(q), fold(k), fold(v), gamma / math.sqrt(Z.shape[-1]), fused=fused,
-                                      dropout=dropout, generators=generators)
+                                      dropout=dropout, generators=generators, kernel=kernel)
     return out.reshape(q.shape)
 
 
 def apply_layer(params: dict, X_bar: torch.Tensor, C_bar: torch.Tensor, gamma: float, fused: bool = True,
-                dropout: float = 0.0, generators: list | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                dropout: float = 0.0, generators: list | None = None,
+                kernel: Kernel = KERNEL) -> tuple[torch.Tensor, torch.Tensor]:
     """One application of the layer to embedded tokens X_bar (R, B, n, w), C_bar (R, B, k, w).
 
     dropout: on the attention weights (the caller passes 0 outside training). generators: None (torch's
-    global generator) or one CPU generator per run, the only source of that run's masks."""
-    A = lambda mu, Z, Zk: attention(params, mu, Z, Zk, gamma, fused, dropout, generators)  # noqa: E731
+    global generator) or one CPU generator per run, the only source of that run's masks. kernel: how the
+    fused attention runs (attention.Kernel)."""
+    A = lambda mu, Z, Zk: attention(params, mu, Z, Zk, gamma, fused, dropout, generators, kernel)  # noqa: E731
     X_next = X_bar + A(0, X_bar, C_bar) + A(1, X_bar, X_bar)
     C_next = C_bar + A(2, C_bar, X_next) + A(3, C_bar, C_bar)
     return X_next, C_next

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from . import _checks
+from .attention import KERNEL, Kernel
 from .embeddings import EMBEDDINGS, embed, embedding_width
 from .layer import apply_layer
 
@@ -32,7 +33,7 @@ class ClusterTransformer(nn.Module):
     """F_{d:k}: one shared 4-attention layer over point and center tokens."""
 
     def __init__(self, d: int, k: int, embedding: str = "OH", gamma: float = 1.0, bias: bool = False,
-                 dropout: float = 0.0, fused: bool = True):
+                 dropout: float = 0.0, fused: bool = True, kernel: Kernel = KERNEL):
         super().__init__()
         _checks.positive_int("d", d)
         _checks.positive_int("k", k, minimum=2)
@@ -43,6 +44,7 @@ class ClusterTransformer(nn.Module):
             raise ValueError(f"dropout={dropout!r} is invalid; expected 0 <= dropout < 1")
         self.d, self.k, self.embedding = d, k, embedding
         self.gamma, self.dropout, self.fused = float(gamma), float(dropout), fused
+        self.kernel = kernel  # how the fused attention runs (attention.Kernel): the benchmark's reference too
         self.width = embedding_width(d, k, embedding)
         self.heads = nn.ModuleList(DistanceAttentionHead(self.width, bias) for _ in range(4))
 
@@ -53,7 +55,8 @@ class ClusterTransformer(nn.Module):
         """One application of the layer (layer.apply_layer) to embedded tokens (B, m, w)."""
         params = {name: p.unsqueeze(0) for name, p in self.named_parameters()}  # one run: R = 1
         p = self.dropout if self.training else 0.0
-        X_next, C_next = apply_layer(params, X_bar.unsqueeze(0), C_bar.unsqueeze(0), self.gamma, self.fused, p)
+        X_next, C_next = apply_layer(params, X_bar.unsqueeze(0), C_bar.unsqueeze(0), self.gamma, self.fused, p,
+                                     kernel=self.kernel)
         return X_next[0], C_next[0]
 
     def _check(self, X, C):
