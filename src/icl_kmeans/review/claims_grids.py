@@ -1,8 +1,8 @@
 """Claims on the grids and the task probe that the paper's text states: Fig 3 (the loss surfaces), Fig 9/19
 (cauchy tasks are dissimilar to the rest), Fig 10 (the training loss falls with tau), Fig 11 (learning rates).
 
-Registered into claims.CLAIMS on import (claims.py imports this module at its end). Thresholds fixed
-before any value of these figures was read.
+Registered into claim_core.CLAIMS on import (claims.py imports this module at its end; it imports claim_core and
+claim_tables, never claims.py). Thresholds fixed before any value of these figures was read.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .claim_core import NotRun, claim, every_cell, fmt as _fmt, require as _require
-from .claims import CONVERGED_REL_VAL, OH_BN, steps_to, training_ends
+from .claim_tables import CONVERGED_REL_VAL, OH_BN, steps_to, training_ends
 
 CAUCHY = "cauchy"
 DISSIMILAR_FACTOR = 2.0   # 17: "clearly only similar to other cauchy tasks ... quite dissimilar to the rest": every

@@ -1,9 +1,10 @@
 """Claims on the multi-step evaluations that the paper's text states beyond science.md §10's list:
 Fig 6 (NA), Fig 7 (each distribution shift, with the paper's exception at a larger scale), Fig 12 (each n).
 
-Registered into claims.CLAIMS on import (claims.py imports this module at its end). Conventions as in
-claims.py: median over seeds of the mean log-objective per (test set, curve, t); a non-finite seed FAILs
-the claim (NonFinite); margins are strict with no tolerance. Thresholds fixed before the values were read.
+Registered into claim_core.CLAIMS on import (claims.py imports this module at its end; it imports claim_core and
+claim_tables, never claims.py). Conventions as in claims.py: median over seeds of the mean log-objective per (test
+set, curve, t); a non-finite seed FAILs the claim (NonFinite); margins are strict with no tolerance. Thresholds
+fixed before the values were read.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 import pandas as pd
 
 from .claim_core import NotRun, Verdict, claim, every_cell, fmt as _fmt
-from .claims import NA, _finite_or_fail, lloyd_at, multistep_at
+from .claim_tables import NA, finite_or_fail as _finite_or_fail, lloyd_at, multistep_at
 
 FIG7_CURVES = ("OH:L2", "BN:L2")  # the paper's sentence is about OH and BN
 FIG7_TRAIN_SCALE = 0.1            # the scale the Fig 6 models were trained at (science.md §8); a test set "scale s" with

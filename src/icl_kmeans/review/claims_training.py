@@ -1,9 +1,10 @@
 """Claims on the training figures that the paper's text states beyond science.md §10's list: Fig 1's memory,
 Fig 2/10 at tau = 1, Fig 4/16 per family, Fig 14's L2-NE difference against d, Fig 15's BN runs.
 
-Registered into claims.CLAIMS on import (claims.py imports this module at its end). Conventions as in
-claims.py: a curve's final relative validation loss is the median over non-diverged seeds of each seed's
-last finite value (training_ends). Thresholds fixed before the values were read.
+Registered into claim_core.CLAIMS on import (claims.py imports this module at its end; it imports claim_core and
+claim_tables, never claims.py). Conventions as in claims.py: a curve's final relative validation loss is the median
+over non-diverged seeds of each seed's last finite value (training_ends). Thresholds fixed before the values were
+read.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .claim_core import NotRun, claim, every_cell, fmt as _fmt, require as _require
-from .claims import OH_BN, REL_VAL_ONE, fig15_cell, rel_val_after_start, training_ends
+from .claim_tables import OH_BN, REL_VAL_ONE, fig15_cell, rel_val_after_start, training_ends
 
 CAUCHY = "cauchy"
 EQUAL_GEN_MAX = 0.05   # 15e: "generalize equally well": |NE - L2| of the final relative validation loss <= 0.05
