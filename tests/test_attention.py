@@ -210,3 +210,36 @@ def test_the_model_takes_its_attention_kernel_as_an_argument(monkeypatch):
     out_before = before(tasks.X, tasks.C)
     torch.testing.assert_close(out_before, out_now, rtol=1e-5, atol=1e-5)
     assert set(widths[:n_now]) == {16} and 16 not in set(widths[n_now:])
+
+
+def test_the_benchmarks_straightforward_attention_is_the_models_argument():
+    """The benchmark's straightforward step (cdist, softmax, matmul) reaches the layer through the model's kernel
+    (attention.Kernel.layer_attention), not by replacing layer.attention: same centers, the module untouched."""
+    import ast
+    import dataclasses
+    from pathlib import Path
+
+    from icl_kmeans import layer
+    from icl_kmeans.attention import KERNEL
+    from icl_kmeans.benchmark import bench
+
+    calls = []
+
+    def recording(*args, **kwargs):
+        calls.append(args[1])
+        return bench._cdist_attention(*args, **kwargs)
+
+    tasks = sample_tasks(2, n=40, d=3, k=4, seed=3)
+    torch.manual_seed(0)
+    plain = ClusterTransformer(3, 4, "OH")
+    cdist = ClusterTransformer(3, 4, "OH", kernel=dataclasses.replace(KERNEL, layer_attention=recording))
+    cdist.load_state_dict(plain.state_dict())
+    saved = layer.attention
+    torch.testing.assert_close(cdist(tasks.X, tasks.C), plain(tasks.X, tasks.C), rtol=1e-4, atol=1e-5)
+    assert calls == [0, 1, 2, 3] and layer.attention is saved
+    tree = ast.parse(Path(bench.__file__).read_text())
+    modules = {(a.asname or a.name).split(".")[0] for node in ast.walk(tree)
+               if isinstance(node, (ast.Import, ast.ImportFrom)) for a in node.names}
+    patched = [ast.unparse(t) for node in ast.walk(tree) if isinstance(node, ast.Assign) for t in node.targets
+               if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in modules]
+    assert not patched, patched  # the benchmark assigns no attribute of a module it imports

@@ -44,10 +44,19 @@ def test_no_pipeline_module_imports_the_review():
 
 def test_the_bench_modules_import_each_other_in_one_direction_and_use_public_names():
     """bench runs bench_stack's section; bench_stack never imports bench, nor private names of training."""
-    stack_side = imported_modules(PACKAGE / "bench_stack.py")
-    assert "icl_kmeans.bench" not in stack_side and not any(n.startswith("icl_kmeans.bench.") for n in stack_side)
+    stack_side = imported_modules(PACKAGE / "benchmark" / "bench_stack.py")
+    bench = "icl_kmeans.benchmark.bench"
+    assert bench not in stack_side and not any(n.startswith(f"{bench}.") for n in stack_side)
     private = sorted(n for n in stack_side if n.startswith("icl_kmeans.training.") and n.split(".")[-1].startswith("_"))
     assert not private, private
+
+
+def test_the_benchmark_is_outside_the_core():
+    """The benchmark imports the core; the core never imports the benchmark (cli.py only starts it)."""
+    users = {str(p.relative_to(SRC)) for p in sorted(PACKAGE.rglob("*.py")) if "benchmark" not in p.parts
+             and any(n == "icl_kmeans.benchmark" or n.startswith("icl_kmeans.benchmark.") for n in imported_modules(p))}
+    assert users == {"icl_kmeans/cli.py"}, users
+    assert not list(PACKAGE.glob("bench*.py"))
 
 
 # The attention kernels. A module that calls one computes the layer's attention: layer.py alone does

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -42,11 +43,14 @@ class Kernel:
     for the memory-efficient kernel, else SDPA takes the math kernel, which materialises m x p.
     cpu_dropout: the CPU's fused dropout path, "tiled" (attention_cpu.py, the mask applied inside the
     tiles) or "sdpa" (SDPA with a sink key for the row log-sum-exp, then the dropped entries subtracted).
+    layer_attention: None (layer.attention, the pipeline's) or another function of layer.attention's
+    signature that the layer calls instead: the benchmark's straightforward step (cdist, softmax, matmul).
     """
 
     width_multiple: int = 8
     min_width_cpu: int = 16
     cpu_dropout: str = "tiled"
+    layer_attention: Callable | None = None
 
 
 KERNEL = Kernel()  # this pipeline's

@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     sub.add_parser("bench", help="benchmark training step time and attention memory", add_help=False)
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "bench":
-        from .bench import main as bench_main
+        from .benchmark.bench import main as bench_main
 
         return bench_main(argv[1:]) or 0
     args = parser.parse_args(argv)

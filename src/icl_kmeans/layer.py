@@ -54,8 +54,9 @@ def apply_layer(params: dict, X_bar: torch.Tensor, C_bar: torch.Tensor, gamma: f
 
     dropout: on the attention weights (the caller passes 0 outside training). generators: None (torch's
     global generator) or one CPU generator per run, the only source of that run's masks. kernel: how the
-    fused attention runs (attention.Kernel)."""
-    A = lambda mu, Z, Zk: attention(params, mu, Z, Zk, gamma, fused, dropout, generators, kernel)  # noqa: E731
+    fused attention runs (attention.Kernel), and which attention the layer calls (kernel.layer_attention)."""
+    attend = kernel.layer_attention or attention
+    A = lambda mu, Z, Zk: attend(params, mu, Z, Zk, gamma, fused, dropout, generators, kernel)  # noqa: E731
     X_next = X_bar + A(0, X_bar, C_bar) + A(1, X_bar, X_bar)
     C_next = C_bar + A(2, C_bar, X_next) + A(3, C_bar, C_bar)
     return X_next, C_next

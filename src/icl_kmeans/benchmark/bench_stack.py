@@ -15,7 +15,7 @@ import os
 
 import torch
 
-from .timing import time_round_robin
+from ..timing import time_round_robin
 
 SHAPES = {  # name -> (d, k, n, batch)
     "quick": (4, 6, 128, 8),
@@ -26,7 +26,7 @@ CPU_PAPER_R = (1, 4, 16)  # R = 64 at the paper size takes minutes per repeat on
 
 
 def _config(shape: str, seed: int, dropout: float = 0.0):
-    from .run_config import TrainConfig
+    from ..run_config import TrainConfig
 
     d, k, n, batch = SHAPES[shape]
     return TrainConfig(d=d, k=k, n=n, batch=batch, embedding="OH", regularizer="L2", tau=0.1, seed=seed,
@@ -40,10 +40,10 @@ def _sync(dev):
 
 def make_single(shape: str, dev: torch.device, inner: int):
     """`inner` steps of train()'s hot loop for one run."""
-    from .device import to_device
-    from .losses import smoothed_loss
-    from .run_config import STREAM_TRAIN, build_model, derived_seed, task_kwargs
-    from .tasks import sample_tasks
+    from ..device import to_device
+    from ..losses import smoothed_loss
+    from ..run_config import STREAM_TRAIN, build_model, derived_seed, task_kwargs
+    from ..tasks import sample_tasks
 
     config = _config(shape, 0)
     model = build_model(config).to(dev).train()
@@ -69,7 +69,7 @@ def make_single(shape: str, dev: torch.device, inner: int):
 def make_stacked(shape: str, R: int, dev: torch.device, inner: int, dropout: float = 0.0, shared_stream: bool = False):
     """`inner` steps of the training loop for R runs of the shape (seeds 0..R-1). shared_stream: the
     dropout masks of the whole stack from one generator (the draws per-run randomness replaced)."""
-    from .training import Stack, new_member
+    from ..training import Stack, new_member
 
     threads = len(os.sched_getaffinity(0)) if dev.type == "cuda" else 0  # train_stack's default
     stack = Stack([new_member(_config(shape, s, dropout)) for s in range(R)], dev, torch.float32,
@@ -110,7 +110,7 @@ def main(devices: list[str], shapes: list[str], Rs: list[int], repeats: int, war
     for device in devices:
         dev = torch.device(device)
         if dev.type == "cuda":
-            from .device import deterministic_cuda
+            from ..device import deterministic_cuda
 
             deterministic_cuda()
         for shape in shapes:

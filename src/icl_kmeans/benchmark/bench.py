@@ -21,7 +21,7 @@ Not a test: numbers depend on the machine. Threads default to all cores.
 from __future__ import annotations
 
 import argparse
-import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -31,8 +31,8 @@ import time
 
 import torch
 
-from .constants import EMBEDDINGS, REGULARIZERS
-from .timing import Timing, time_round_robin
+from ..constants import EMBEDDINGS, REGULARIZERS
+from ..timing import Timing, time_round_robin
 
 CONFIGS = [(e, r) for e in EMBEDDINGS for r in REGULARIZERS]
 TARGET_STEP_MS = 90.0
@@ -55,26 +55,14 @@ def loop_sample_tasks(batch: int, n: int, d: int, k: int, generator: torch.Gener
     return torch.stack(Xs), torch.stack(Cs)
 
 
-def _cdist_attention(params, mu, Z, Zk, gamma, fused=True, dropout=0.0, generators=None):
+def _cdist_attention(params, mu, Z, Zk, gamma, fused=True, dropout=0.0, generators=None, kernel=None):
     """Distance attention written the obvious way: cdist, square, softmax, matmul (layer.attention's
-    signature)."""
-    from .layer import linear
+    signature; the straightforward step's attention.Kernel.layer_attention)."""
+    from ..layer import linear
 
     q, k, v = (linear(T, params, f"heads.{mu}.{P}") for T, P in ((Z, "Q"), (Zk, "K"), (Zk, "V")))
     g = gamma / math.sqrt(Z.shape[-1])
     return torch.softmax(-g * torch.cdist(q, k).pow(2), dim=-1) @ v
-
-
-@contextlib.contextmanager
-def _straightforward_attention():
-    from . import layer
-
-    saved = layer.attention
-    layer.attention = _cdist_attention
-    try:
-        yield
-    finally:
-        layer.attention = saved
 
 
 def make_step(embedding: str, regularizer: str, d: int, k: int, n: int, batch: int, tau: float = 0.1,
@@ -82,35 +70,36 @@ def make_step(embedding: str, regularizer: str, d: int, k: int, n: int, batch: i
               kernel=None):
     """One training step as train() does it: fresh tasks, forward, smoothed loss, backward, Adam. kernel: how
     the fused attention runs (attention.Kernel; None: the pipeline's)."""
-    from .attention import KERNEL
-    from .losses import smoothed_kmeans_loss
-    from .model import ClusterTransformer
-    from .tasks import sample_tasks
+    from ..attention import KERNEL
+    from ..losses import smoothed_kmeans_loss
+    from ..model import ClusterTransformer
+    from ..tasks import sample_tasks
 
+    kernel = kernel or KERNEL
+    if straightforward:  # the layer calls the cdist attention: an argument of the model, no module patched
+        kernel = dataclasses.replace(kernel, layer_attention=_cdist_attention)
     torch.manual_seed(0)
-    model = ClusterTransformer(d, k, embedding, fused=fused, dropout=dropout, bias=bias,
-                               kernel=kernel or KERNEL).train()
+    model = ClusterTransformer(d, k, embedding, fused=fused, dropout=dropout, bias=bias, kernel=kernel).train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     counter = iter(range(10**9))
 
     def one_step():
         g = torch.Generator().manual_seed(next(counter))
-        with _straightforward_attention() if straightforward else contextlib.nullcontext():
-            if straightforward:
-                X, C = loop_sample_tasks(batch, n, d, k, g)
-            else:
-                tasks = sample_tasks(batch, n, d, k, generator=g)
-                X, C = tasks.X, tasks.C
-            loss = smoothed_kmeans_loss(X, model(X, C), tau, regularizer).mean()
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+        if straightforward:
+            X, C = loop_sample_tasks(batch, n, d, k, g)
+        else:
+            tasks = sample_tasks(batch, n, d, k, generator=g)
+            X, C = tasks.X, tasks.C
+        loss = smoothed_kmeans_loss(X, model(X, C), tau, regularizer).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
 
     return one_step
 
 
 def make_sampler(d, k, n, batch, straightforward=False):
-    from .tasks import sample_tasks
+    from ..tasks import sample_tasks
 
     counter = iter(range(10**9))
 
@@ -126,8 +115,8 @@ def make_sampler(d, k, n, batch, straightforward=False):
 
 def make_forward(d, k, n, batch, fused: bool):
     """One eval-mode forward (no grad) of OH on a fixed batch."""
-    from .model import ClusterTransformer
-    from .tasks import sample_tasks
+    from ..model import ClusterTransformer
+    from ..tasks import sample_tasks
 
     torch.manual_seed(0)
     model = ClusterTransformer(d, k, "OH", fused=fused).eval()
@@ -167,8 +156,8 @@ def _reset_peak_rss() -> bool:
 def _memory_child(n: int, d: int, k: int, steps: int, fused: bool, threads: int) -> None:
     """Runs in a fresh process: prints JSON with the peak RSS of the set-up and of the clustering."""
     torch.set_num_threads(threads)
-    from .model import ClusterTransformer
-    from .tasks import sample_tasks
+    from ..model import ClusterTransformer
+    from ..tasks import sample_tasks
 
     torch.manual_seed(0)
     model = ClusterTransformer(d, k, "OH", fused=fused).eval()
@@ -185,7 +174,7 @@ def _memory_child(n: int, d: int, k: int, steps: int, fused: bool, threads: int)
 
 def memory_run(n: int, d: int, k: int, steps: int, fused: bool, threads: int, timeout: float = 1800) -> dict:
     cmd = [sys.executable, "-c",
-           f"from icl_kmeans.bench import _memory_child; _memory_child({n}, {d}, {k}, {steps}, {fused}, {threads})"]
+           f"from icl_kmeans.benchmark.bench import _memory_child; _memory_child({n}, {d}, {k}, {steps}, {fused}, {threads})"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         return dict(error=f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:] or ''}")
@@ -212,7 +201,7 @@ def kernel_steps(n: int, batch: int, repeats: int, warmup: int, row, ratio) -> N
     """Section 5: training steps now vs before issue 18, interleaved (one round robin per shape and
     training). With one torch thread the clock is the thread's CPU time (not inflated by other processes
     on the cores), else wall time."""
-    from .attention import BEFORE_ISSUE18
+    from ..attention import BEFORE_ISSUE18
 
     one_thread = torch.get_num_threads() == 1
     clock = time.thread_time if one_thread else time.perf_counter
