@@ -80,25 +80,25 @@ def training_fixture(root: Path, fig: str, st=None, seeds=(1, 2, 3), diverged=()
 
 
 # ------------------------------------------------------------------------ synthetic evaluations
-def eval_frame(fig: str, spec: dict, seeds=(1, 2, 3)) -> tuple[pd.DataFrame, pa.Schema]:
-    """A synthetic results/eval/{fig}.parquet for an evaluation spec of the registry."""
+def eval_frame(fig: str, spec, seeds=(1, 2, 3)) -> tuple[pd.DataFrame, pa.Schema]:
+    """A synthetic results/eval/{fig}.parquet for an evaluation spec of the registry (evaluation_specs)."""
     rng = np.random.default_rng(0)
     rows = []
-    kind = spec["kind"]
+    kind = spec.kind
     if kind == "multistep":
-        T = spec["steps"]
-        for ts in spec["testsets"]:
-            for key, run in spec["models"].items():
+        T = spec.steps
+        for ts in spec.testsets:
+            for key, run in spec.models.items():
                 curve, _, fam = key.partition("|")
                 for seed in seeds:
-                    for mode in spec["modes"]:
+                    for mode in spec.modes:
                         for t in range(T + 1):
                             base = 3.0 - 0.05 * t if mode == "reembed" else 3.0 + 0.5 * t
                             for metric, v in (("log_objective", base), ("objective", math.exp(base)),
                                               ("misclustering", 0.3 / (1 + t))):
                                 rows.append((fig, ts, curve, fam or None, run, seed, mode, t, metric,
                                              v + 0.02 * rng.random()))
-            for b in spec["baselines"]:
+            for b in spec.baselines:
                 name = {"lloyd": "Lloyd", "em": "EM"}[b]
                 for t in range(T + 1):
                     for metric, v in (("log_objective", 3.0 - 0.04 * t), ("objective", math.exp(3.0 - 0.04 * t)),
@@ -108,13 +108,13 @@ def eval_frame(fig: str, spec: dict, seeds=(1, 2, 3)) -> tuple[pd.DataFrame, pa.
         df["seed"] = df["seed"].astype("Int64")
         return df, MULTISTEP_SCHEMA
     if kind == "landscape":
-        grid = np.linspace(-1, 1, spec["resolution"])
-        for key, run in spec["models"].items():
+        grid = np.linspace(-1, 1, spec.resolution)
+        for key, run in spec.models.items():
             curve, _, tag = key.partition("|")
             d = int(tag.split("=")[1]) if tag.startswith("d=") else 32
             ts = tag
-            metrics = ["loss"] if spec["surface"] == "loss" else ["gap_mean", "gap_max"]
-            fam = "normal" if spec["surface"] == "loss" else tag
+            metrics = ["loss"] if spec.surface == "loss" else ["gap_mean", "gap_max"]
+            fam = "normal" if spec.surface == "loss" else tag
             for a in grid:
                 for b in grid:
                     for m in metrics:
@@ -122,14 +122,14 @@ def eval_frame(fig: str, spec: dict, seeds=(1, 2, 3)) -> tuple[pd.DataFrame, pa.
                         rows.append((fig, ts, curve, fam, d, run, seeds[0], a, b, m, v))
         return pd.DataFrame(rows, columns=LANDSCAPE_SCHEMA.names), LANDSCAPE_SCHEMA
     if kind == "dissimilarity":
-        keys = [(f, i) for f, ts in spec["testsets"].items() for i in range(ts["tasks"])]
+        keys = [(f, i) for f, ts in spec.testsets.items() for i in range(ts.tasks)]
         for rf, ri in keys:
             for cf, ci in keys:
                 rows.append((fig, rf, ri, cf, ci, 0.0 if (rf, ri) == (cf, ci) else 0.1 + 0.05 * rng.random()))
         return pd.DataFrame(rows, columns=DISSIMILARITY_SCHEMA.names), DISSIMILARITY_SCHEMA
     assert kind == "profile"
-    for d in spec["ds"]:
-        for k in spec["ks"]:
+    for d in spec.ds:
+        for k in spec.ks:
             for e in ("OH", "BN"):
                 extra = k if e == "OH" else math.ceil(math.log2(k))
                 w = d + extra
@@ -141,7 +141,7 @@ def eval_frame(fig: str, spec: dict, seeds=(1, 2, 3)) -> tuple[pd.DataFrame, pa.
     return pd.DataFrame(rows, columns=PROFILE_SCHEMA.names), PROFILE_SCHEMA
 
 
-def write_eval(path: Path, fig: str, spec: dict, shuffle: int | None = None) -> Path:
+def write_eval(path: Path, fig: str, spec, shuffle: int | None = None) -> Path:
     df, schema = eval_frame(fig, spec)
     if shuffle is not None:
         df = df.sample(frac=1.0, random_state=shuffle)

@@ -124,6 +124,8 @@ def test_lloyd_baseline_empty_cluster_convention():
 
 
 def test_evaluation_job_uses_the_configured_lloyd_convention(tmp_path):
+    from dataclasses import replace
+
     import pyarrow.parquet as pq
 
     from icl_kmeans.pipeline import evaluation_jobs, settings, studies
@@ -138,9 +140,10 @@ def test_evaluation_job_uses_the_configured_lloyd_convention(tmp_path):
     for convention in ("keep", "reseed"):
         s = settings.resolve({"preset": "smoke", "lloyd_empty": convention, "eval_steps": 8})
         spec = studies.build(s).evaluations["fig6"]
-        assert spec["lloyd_empty"] == convention and spec["baseline_seed"] == s["eval_seed"]
-        ts = dict(spec["testsets"]["normal"], n=512, tasks=32)
-        spec = dict(spec, models={"OH:L2": "r"}, modes=["reembed"], testsets={"normal": ts})
+        assert spec.lloyd_empty == convention and spec.baseline_seed == s["eval_seed"]
+        testset = replace(spec.testsets["normal"], n=512, tasks=32)
+        spec = replace(spec, models={"OH:L2": "r"}, modes=("reembed",), testsets={"normal": testset}).as_params()
+        ts = spec["testsets"]["normal"]  # as the job receives it (the rule's params)
         path = tmp_path / convention / f"{ts['id']}.pt"
         path.parent.mkdir()
         write_test_set(ts, 20260101, path)

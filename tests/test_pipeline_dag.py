@@ -90,7 +90,7 @@ def test_runs_are_shared_between_figures():
     used = sum(len(st.runs_of(f)) for f in st.training)
     assert len(st.runs) < used, "figures with the same configuration must share runs"
     # Fig 6's normal d=32 k=10 tau=0.1 models are Fig 4's.
-    assert set(st.evaluations["fig6"]["models"].values()) <= set(st.runs_of("fig4"))
+    assert set(st.evaluations["fig6"].models.values()) <= set(st.runs_of("fig4"))
 
 
 @pytest.mark.parametrize("override, words", [
@@ -260,7 +260,7 @@ def test_long_cells_select_their_families_and_regularizers():
         for e in ("OH", "BN", "NA"):
             assert steps[(fam, e, "L2")] == 2000 and steps[(fam, e, "NE")] == quick["steps"], (fam, e)
     assert {steps[("normal", e, r)] for e in ("OH", "BN", "NA") for r in ("NE", "L2")} == {3000}
-    for model in st.evaluations["fig8"]["models"].values():  # the whole 5 x 5 grid is drawn from long runs
+    for model in st.evaluations["fig8"].models.values():  # the whole 5 x 5 grid is drawn from long runs
         assert st.runs[model]["steps"] >= 2000
     cell = dict(d=32, k=10, tau=1.0, steps=40, families=["gumbel"], regularizers=["NE"])
     st = studies.build(settings.resolve({"preset": "smoke", "headline_cells": [cell]}))

@@ -37,9 +37,9 @@ def test_a_subset_keeps_the_full_presets_run_ids_and_cuts_seeds():
     fig10 = {(c.label, c.run) for c in st.training["fig10"]}
     assert fig10 == {(c.label, c.run) for c in full.training["fig10"] if c.facets == {"d": 32, "tau": 0.1}}
     assert len(fig10) == 6
-    assert st.evaluations["fig6"]["models"] == {k: v for k, v in full.evaluations["fig6"]["models"].items()
+    assert st.evaluations["fig6"].models == {k: v for k, v in full.evaluations["fig6"].models.items()
                                                 if k in ("OH:L2", "BN:L2")}
-    assert set(st.runs) == {r for _, r in fig10} | set(st.evaluations["fig6"]["models"].values())
+    assert set(st.runs) == {r for _, r in fig10} | set(st.evaluations["fig6"].models.values())
     assert all(st.runs[r] == full.runs[r] for r in st.runs)
     assert _build(subset="fig10:d=32", seeds=[1, 2])[0]["seeds"] == [1, 2]  # seeds given: kept
 
@@ -49,7 +49,7 @@ def test_tau_as_the_paper_prints_it_and_fig18_brings_fig8():
     assert [(c.label, round(c.facets["tau"], 4)) for c in st.training["fig10"]] == [("OH:NE", 0.1429)]
     _, st = _build(subset="fig18:train_family=cauchy")
     assert st.targets() == ["fig8", "fig18"] and set(st.evaluations) == {"fig8", "fig18"}
-    assert sorted(st.evaluations["fig8"]["models"]) == ["BN:L2|cauchy", "NA:L2|cauchy", "OH:L2|cauchy"]
+    assert sorted(st.evaluations["fig8"].models) == ["BN:L2|cauchy", "NA:L2|cauchy", "OH:L2|cauchy"]
 
 
 @pytest.mark.parametrize("subset,words", [

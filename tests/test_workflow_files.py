@@ -18,7 +18,7 @@ def files():
 
 def test_an_evaluation_reads_each_models_checkpoint_per_seed_and_its_test_sets(files):
     ckpts = files.checkpoint_files("fig7")
-    runs = sorted(set(files.studies.evaluations["fig7"]["models"].values()))
+    runs = sorted(set(files.studies.evaluations["fig7"].models.values()))
     assert list(ckpts) == [(r, s) for r in runs for s in SEEDS]
     assert ckpts[(runs[0], 2)] == f"results/runs/{runs[0]}/seed2/checkpoint.pt"
     tests = files.testset_files("fig7")

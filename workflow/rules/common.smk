@@ -42,9 +42,9 @@ PAPER = (
 SEEDS = SETTINGS["seeds"]
 DISTS = STUDIES.distributions()
 TESTSETS = {
-    ts["id"]: ts
+    ts.id: ts.as_params()
     for spec in STUDIES.evaluations.values()
-    for ts in spec.get("testsets", {}).values()
+    for ts in spec.testsets.values()
 }
 # The evaluation each figure draws, as the registry names it (Figure 18, the large version of Figure 8,
 # draws Figure 8's).
@@ -53,7 +53,7 @@ EVAL_SOURCE = {
 }
 EVAL_KINDS = {
     kind: sorted(
-        {EVAL_SOURCE[f] for f, s in STUDIES.evaluations.items() if s["kind"] == kind}
+        {EVAL_SOURCE[f] for f, s in STUDIES.evaluations.items() if s.kind == kind}
     )
     for kind in ("multistep", "landscape", "dissimilarity", "profile")
 }

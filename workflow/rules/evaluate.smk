@@ -2,7 +2,8 @@
 # distribution shifts, the family grid and length generalisation; loss and gap surfaces; task
 # dissimilarity; the OH-vs-BN timing and memory profile. Evaluation jobs get the device as a resource
 # (TORCH_DEVICE, not a param: switching it reruns nothing); the profile, a measurement of the device,
-# keeps it as a param. Jobs get their checkpoints keyed by (run, seed), their test sets by id. Each job's wall time and memory go to results/benchmarks/evaluate/{fig}.tsv.
+# keeps it as a param. The spec reaches a job as the plain dict of as_params() (evaluation_specs.py),
+# the params' rerun trigger compares it. Jobs get their checkpoints keyed by (run, seed), their test sets by id. Each job's wall time and memory go to results/benchmarks/evaluate/{fig}.tsv.
 
 
 rule evaluate_multistep:
@@ -22,7 +23,7 @@ rule evaluate_multistep:
         **gpu_resources("2h"),
         **TORCH_DEVICE,
     params:
-        spec=lambda w: STUDIES.evaluations[w.fig],
+        spec=lambda w: STUDIES.evaluations[w.fig].as_params(),
         seeds=SEEDS,
         checkpoint_files=keyed_inputs(lambda w: checkpoint_files(w.fig)),
         testset_files=keyed_inputs(lambda w: testset_files(w.fig)),
@@ -47,7 +48,7 @@ rule evaluate_landscape:
         **gpu_resources("2h"),
         **TORCH_DEVICE,
     params:
-        spec=lambda w: STUDIES.evaluations[w.fig],
+        spec=lambda w: STUDIES.evaluations[w.fig].as_params(),
         seed=SEEDS[0],
         checkpoint_files=keyed_inputs(lambda w: checkpoint_files(w.fig)),
         testset_files=keyed_inputs(lambda w: testset_files(w.fig)),
@@ -69,7 +70,7 @@ rule task_dissimilarity:
     conda:
         TORCH_ENV
     params:
-        spec=lambda w: STUDIES.evaluations[w.fig],
+        spec=lambda w: STUDIES.evaluations[w.fig].as_params(),
         testset_files=keyed_inputs(lambda w: testset_files(w.fig)),
     script:
         "../scripts/task_dissimilarity.py"
@@ -89,7 +90,7 @@ rule profile_timing:
     resources:
         **gpu_resources("1h"),
     params:
-        spec=lambda w: STUDIES.evaluations[w.fig],
+        spec=lambda w: STUDIES.evaluations[w.fig].as_params(),
         device=SETTINGS["device"],
     script:
         "../scripts/profile_timing.py"

@@ -6,13 +6,15 @@ Pure Python (no torch): Snakemake builds the DAG from this at parse time.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 from dataclasses import dataclass, field
 
 from ..constants import EMBEDDINGS, FAMILIES, REGULARIZERS
 from . import figure_registry
+# (distribution_id and testset_id live with the test sets they name; studies.testset_id stays importable)
+from .evaluation_specs import (DISTRIBUTION_KEYS, DissimilaritySpec, EvaluationSpec, LandscapeSpec, MultistepSpec,
+                               ProfileSpec, TestSet, distribution_id, testset_id)  # noqa: F401
 from .subset import select as select_subset
 
 SIX = [(e, r) for e in EMBEDDINGS for r in REGULARIZERS]
@@ -27,7 +29,6 @@ MULTISTEP_BASE = dict(d=32, k=10, tau=0.1)  # Figs 5-8, 12, fig_em
 # while training); plain: Adam at a constant learning rate, no bias, no dropout.
 TRAINING_MODES = {"reference": dict(plateau=True, bias=True, dropout=0.01),
                   "plain": dict(plateau=False, bias=False, dropout=0.0)}
-DISTRIBUTION_KEYS = ("family", "n", "d", "k", "isotropic", "equal_weights", "scale")
 
 
 def run_config(s: dict, **overrides) -> dict:
@@ -88,12 +89,6 @@ def distribution(cfg: dict) -> dict:
     return {k: cfg[k] for k in DISTRIBUTION_KEYS}
 
 
-def distribution_id(dist: dict) -> str:
-    iso = "iso" if dist["isotropic"] else "aniso"
-    w = "eq" if dist["equal_weights"] else "uneq"
-    return f"{dist['family']}_n{dist['n']}_d{dist['d']}_k{dist['k']}_{iso}_{w}_s{dist['scale']:g}"
-
-
 def curve(cfg: dict) -> str:
     return f"{cfg['embedding']}:{cfg['regularizer']}"
 
@@ -112,7 +107,7 @@ class Studies:
     settings: dict
     runs: dict = field(default_factory=dict)  # run id -> config
     training: dict = field(default_factory=dict)  # figure -> [Curve]
-    evaluations: dict = field(default_factory=dict)  # figure -> evaluation spec (plain dict)
+    evaluations: dict = field(default_factory=dict)  # figure -> EvaluationSpec (evaluation_specs.py)
     subset: list = field(default_factory=list)  # the settings' subset, parsed (empty: the whole preset)
 
     def add(self, fig: str, facets: dict, **overrides) -> str:
@@ -132,39 +127,46 @@ class Studies:
         unless overrides say otherwise."""
         return self.add(None, {}, embedding=embedding, regularizer=regularizer, **{**MULTISTEP_BASE, **overrides})
 
-    def testset(self, family="normal", n=None, isotropic=True, equal_weights=True, scale=0.1, tasks=None) -> dict:
+    def testset(self, family="normal", n=None, isotropic=True, equal_weights=True, scale=0.1,
+                tasks=None) -> TestSet:
         """An evaluation's test set at MULTISTEP_BASE's d and k: the preset's n and eval_tasks unless given."""
         s = self.settings
-        return dict(family=family, n=n or s["n_points"], d=MULTISTEP_BASE["d"], k=MULTISTEP_BASE["k"],
-                    isotropic=isotropic, equal_weights=equal_weights, scale=scale, tasks=tasks or s["eval_tasks"])
+        return TestSet(family=family, n=n or s["n_points"], d=MULTISTEP_BASE["d"], k=MULTISTEP_BASE["k"],
+                       isotropic=isotropic, equal_weights=equal_weights, scale=scale, tasks=tasks or s["eval_tasks"])
 
-    def multistep(self, models: dict, testsets: dict, modes=("reembed",), baselines=("lloyd",), **extra) -> dict:
-        """A multi-step evaluation: each model run for eval_steps steps on each test set, in each mode."""
-        return dict(kind="multistep", models=models, modes=list(modes), testsets=testsets,
-                    steps=self.settings["eval_steps"], baselines=list(baselines), **extra)
+    def multistep(self, models: dict, testsets: dict, modes=("reembed",), baselines=("lloyd",),
+                  cross: str | None = None) -> MultistepSpec:
+        """A multi-step evaluation: each model run for eval_steps steps on each test set, in each mode; with
+        Lloyd's baseline, the settings' empty-cluster convention (lloyd_empty) and seed (eval_seed, reseed
+        draws from it)."""
+        s = self.settings
+        lloyd = "lloyd" in baselines
+        return MultistepSpec(models=dict(models), modes=tuple(modes), testsets=dict(testsets), steps=s["eval_steps"],
+                             baselines=tuple(baselines), cross=cross, lloyd_empty=s["lloyd_empty"] if lloyd else None,
+                             baseline_seed=s["eval_seed"] if lloyd else None)
 
-    def landscape(self, surface: str, models: dict, testsets: dict) -> dict:
+    def landscape(self, surface: str, models: dict, testsets: dict) -> LandscapeSpec:
         """A loss ("loss") or gap ("gap") surface of the L2 loss at tau = 0.1 around each model's parameters."""
         s = self.settings
-        return dict(kind="landscape", surface=surface, models=models, tau=0.1, regularizer="L2",
-                    resolution=s["landscape_resolution"], tasks=s["landscape_tasks"], testsets=testsets)
+        return LandscapeSpec(surface=surface, models=dict(models), tau=0.1, regularizer="L2",
+                             resolution=s["landscape_resolution"], tasks=s["landscape_tasks"], testsets=dict(testsets))
 
-    def dissimilarity(self, tasks_per_family: int) -> dict:
+    def dissimilarity(self, tasks_per_family: int) -> DissimilaritySpec:
         """Earth-mover distances between the tasks of every family, tasks_per_family of each."""
-        return dict(kind="dissimilarity",
-                    testsets={family: self.testset(family=family, tasks=tasks_per_family) for family in FAMILIES})
+        return DissimilaritySpec(
+            testsets={family: self.testset(family=family, tasks=tasks_per_family) for family in FAMILIES})
 
-    def profile(self, ds: list, ks: list) -> dict:
+    def profile(self, ds: list, ks: list) -> ProfileSpec:
         """OH vs BN timed over the grid ds x ks."""
         s = self.settings
-        return dict(kind="profile", ds=ds, ks=ks, n=s["profile_n"], batch=s["profile_batch"],
-                    warmup=s["profile_warmup"], reps=s["profile_reps"])
+        return ProfileSpec(ds=tuple(ds), ks=tuple(ks), n=s["profile_n"], batch=s["profile_batch"],
+                           warmup=s["profile_warmup"], reps=s["profile_reps"])
 
     def runs_of(self, fig: str) -> list[str]:
         if fig in self.training:
             return sorted({c.run for c in self.training[fig]})
-        spec = self.evaluations.get(fig, {})
-        return sorted(set(spec.get("models", {}).values()) | {r for r in spec.get("runs", [])})
+        spec: EvaluationSpec | None = self.evaluations.get(fig)  # None: a figure this subset leaves out
+        return spec.runs() if spec is not None else []
 
     def targets(self) -> list[str]:
         """The figures (and table1) these studies draw, in TARGETS order: all of them, or a subset's."""
@@ -263,18 +265,8 @@ def build(s: dict) -> Studies:
     for row in figure_registry.TABLE:  # each figure's spec adds its runs (pipeline/specs/<id>.py)
         if row.runs is not None:
             row.runs(st, s)
-    for row in figure_registry.TABLE:  # a figure that draws another's evaluation (Fig 18: Fig 8's) reads a copy
-        if row.runs is None and row.evaluation is not None:
-            st.evaluations[row.id] = copy.deepcopy(st.evaluations[row.evaluation])
-    for spec in st.evaluations.values():
-        for name, ts in spec.get("testsets", {}).items():
-            ts["id"] = testset_id(ts)
-        if "lloyd" in spec.get("baselines", ()):  # Lloyd's empty-cluster convention; reseed draws from eval_seed
-            spec.update(lloyd_empty=s["lloyd_empty"], baseline_seed=s["eval_seed"])
+    for row in figure_registry.TABLE:  # a figure that draws another's evaluation (Fig 18: Fig 8's) reads it
+        if row.runs is None and row.evaluation is not None:  # (a frozen spec: shared, never changed)
+            st.evaluations[row.id] = st.evaluations[row.evaluation]
     select_subset(st, s.get("subset"))
     return st
-
-
-def testset_id(ts: dict) -> str:
-    dist = {k: ts[k] for k in DISTRIBUTION_KEYS}
-    return f"{distribution_id(dist)}_t{ts['tasks']}"

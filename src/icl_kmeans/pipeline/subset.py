@@ -17,7 +17,9 @@ Pure Python (no torch): Snakemake applies it while it builds the DAG.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
+from .evaluation_specs import EvaluationSpec
 from .figure_registry import sharing_evaluation
 
 CURVE = "curve"
@@ -86,8 +88,8 @@ def _select_training(st, fig: str, cells: dict) -> list:
     return kept
 
 
-def _select_evaluation(spec: dict, fig: str, cells: dict) -> dict:
-    models = spec.get("models")
+def _select_evaluation(spec: EvaluationSpec, fig: str, cells: dict) -> EvaluationSpec:
+    models = spec.models
     if not cells:
         return spec
     if not models:
@@ -101,7 +103,7 @@ def _select_evaluation(spec: dict, fig: str, cells: dict) -> dict:
             if all(k in labels[name] and _matches(labels[name][k], v) for k, v in cells.items())}
     if not kept:
         raise SubsetError(f"config key 'subset': no model of {fig} matches {cells}; its models are {sorted(models)}")
-    return {**spec, "models": kept}
+    return replace(spec, models=kept)
 
 
 def select(st, subset) -> None:
@@ -122,12 +124,12 @@ def select(st, subset) -> None:
         sources = sharing_evaluation(fig)  # fig8 and fig18 draw one evaluation
         for source in sources:
             spec = _select_evaluation(st.evaluations[source], fig, cells)
-            if source in evaluations and "models" in spec:  # two entries of one figure: the union of their models
-                spec = {**spec, "models": {**evaluations[source]["models"], **spec["models"]}}
+            if source in evaluations and spec.models:  # two entries of one figure: the union of their models
+                spec = replace(spec, models={**evaluations[source].models, **spec.models})
             evaluations[source] = spec
     st.training, st.evaluations = training, evaluations
     used = {c.run for curves in training.values() for c in curves}
-    used |= {r for spec in evaluations.values() for r in spec.get("models", {}).values()}
+    used |= {r for spec in evaluations.values() for r in spec.models.values()}
     st.runs = {r: cfg for r, cfg in st.runs.items() if r in used}
     st.subset = entries
 

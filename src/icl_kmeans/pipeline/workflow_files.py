@@ -40,13 +40,13 @@ class WorkflowFiles:
 
     def checkpoint_files(self, fig: str) -> dict:
         """(run, seed) -> checkpoint of every model that evaluation fig reads."""
-        runs = sorted(set(self.studies.evaluations[fig].get("models", {}).values()))
+        runs = self.studies.evaluations[fig].runs()
         return {(r, s): CKPT.format(run=r, seed=s) for r in runs for s in self.seeds}
 
     def testset_files(self, fig: str) -> dict:
         """test set id -> file, of every test set that evaluation fig reads."""
-        testsets = self.studies.evaluations[fig].get("testsets", {}).values()
-        return {ts["id"]: TEST.format(testset=ts["id"]) for ts in testsets}
+        testsets = self.studies.evaluations[fig].testsets.values()
+        return {ts.id: TEST.format(testset=ts.id) for ts in testsets}
 
     def val_files(self, members) -> dict:
         """(run, seed) -> validation set, of training members [(run, seed)]."""

@@ -158,12 +158,13 @@ def growth_block(results: Path, settings: dict, growth: str = GROWTH) -> str:
 
 
 def _profile_progress(results: Path, grown: dict, before: dict) -> list[str]:
-    """The growth's profiles (Fig 1, Table 1): the (d, k, embedding) cells of their committed resume files."""
+    """The growth's profiles (Fig 1, Table 1): the (d, k, embedding) cells of their committed resume files.
+    grown, before: figure -> EvaluationSpec (studies.Studies.evaluations)."""
     lines = []
     for fig, spec in sorted(grown.items()):
-        if fig in before or not isinstance(spec, dict) or "ds" not in spec or "ks" not in spec:
+        if fig in before or spec.kind != "profile":
             continue
-        total = len(spec["ds"]) * len(spec["ks"]) * 2
+        total = len(spec.ds) * len(spec.ks) * 2
         resume = results / "eval" / f"{fig}.parquet.resume"
         done = len(pd.read_parquet(resume)[["d", "k", "embedding"]].drop_duplicates()) if resume.is_file() else 0
         lines.append(f"- Profile {fig}: {done} of {total} (d, k, embedding) cells measured (resume file "

@@ -95,15 +95,15 @@ def recompute_evaluation(results: Path, studies, cell: dict, device="cpu") -> Re
                                                           f" trained on {cell['train_family']}")
             + f" seed {cell['seed']} {cell['mode']}")
     spec = studies.evaluations.get(fig)
-    if spec is None or cell["testset"] not in spec.get("testsets", {}):
+    if spec is None or spec.kind != "multistep" or cell["testset"] not in spec.testsets:
         raise ValueError(f"{what}: the run's settings have no evaluation {fig} with test set {cell['testset']}")
-    tasks_path = results / "tasks" / "test" / f"{spec['testsets'][cell['testset']]['id']}.pt"
+    tasks_path = results / "tasks" / "test" / f"{spec.testsets[cell['testset']].id}.pt"
     ckpt = results / "runs" / cell["run"] / f"seed{int(cell['seed'])}" / "checkpoint.pt"
     for p in (tasks_path, ckpt):
         if not p.is_file():
             raise FileNotFoundError(f"{what}: {p} is missing")
     model = model_from_checkpoint(ckpt, device=device)
-    new = multistep_curve(model, load_tasks(tasks_path, device=device), spec["steps"], mode=cell["mode"])
+    new = multistep_curve(model, load_tasks(tasks_path, device=device), spec.steps, mode=cell["mode"])
     new = new.melt(id_vars=["t"], var_name="metric", value_name="value")
     news, olds, metrics, ts, sources = [], [], [], [], []
     for source in (results / "eval" / f"{fig}.parquet", results / "tables" / f"{fig}.parquet"):

@@ -45,8 +45,8 @@ def _panels(fig: str, st) -> dict:
             name = " ".join(facet_label(k, v) for k, v in c.facets.items())
             out.setdefault(name, {})[c.label] = st.runs[c.run]["steps"]
         return out
-    spec = st.evaluations.get(fig) or st.evaluations.get(figure(fig).evaluation) or {}  # a row drawing another's
-    for label, run in (spec.get("models") or {}).items():
+    spec = st.evaluations.get(fig) or st.evaluations.get(figure(fig).evaluation)  # a row drawing another's
+    for label, run in (spec.models if spec is not None else {}).items():  # None: a figure the subset leaves out
         curve, group = ModelKey.parse(label)  # Fig 8/18: trained on <family>; Figs 3, 5: d= / family
         name = (figure(fig).group_name.format(group) if group else "") or "all panels"
         out.setdefault(name, {})[curve] = st.runs[run]["steps"]

@@ -1,5 +1,7 @@
 """Figure 3: the L2 loss (tau = 0.1) around trained OH and BN parameters, k = 6, at d = 4 and 32."""
 
+from dataclasses import replace
+
 from ..figure_spec import Figure, ModelKey
 from ._captions import PANELS, SCALE, caption
 
@@ -15,7 +17,7 @@ seed only.""",
 
 def runs(st, s):
     models = {str(ModelKey(f"{e}:L2", f"d={d}")): st.model(e, "L2", d=d, k=6) for d in (4, 32) for e in ("OH", "BN")}
-    testsets = {name: dict(st.testset(), d=int(name.split("=")[1]), k=6, tasks=s["landscape_tasks"])
+    testsets = {name: replace(st.testset(), d=int(name.split("=")[1]), k=6, tasks=s["landscape_tasks"])
                 for name in ("d=4", "d=32")}
     st.evaluations[ID] = st.landscape("loss", models, testsets)
 
