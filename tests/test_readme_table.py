@@ -161,7 +161,11 @@ def test_the_growth_block_reads_the_committed_resume_files(tmp_path):
     settings = dict(settings, subset=settings["subset"].replace(";fig10:d=4,tau=1", ""))
     before = P.growth_block(results, settings, "fig10:d=4,tau=1")
     assert "18 runs (run, seed). 18 trained" in before, before
-    next(results.glob("runs/OH-NE_d4_k6_*/seed*/checkpoint.pt.resume")).unlink()
+    from icl_kmeans.review.trained import settings_runs
+
+    grown = dict(settings, subset=settings["subset"] + ";fig10:d=4,tau=1")
+    run, seed = sorted(settings_runs(grown) - settings_runs(settings))[0]  # one of the growth's own runs
+    (results / "runs" / run / f"seed{seed}" / "checkpoint.pt.resume").unlink()
     assert "17 trained, 0 part-way, 1 not started" in P.growth_block(results, settings, "fig10:d=4,tau=1")
 
 

@@ -26,9 +26,9 @@ from .markers import markers, splice
 DOC = Path("docs/paper-scale.md")
 BLOCKS = ("runs", "multistep", "fig5", "growth")
 # The cells being added to the committed folder (appended to its subset; docs/paper-scale.md's growth
-# command); empty when no growth is in progress. Now empty: rows a, b and c of the paper-scale-grows issue
-# (Fig 2a at tau = 1, Fig 8 whole, Fig 15(d)'s k = 25 cell) are committed.
-GROWTH = "fig1;table1;fig11:d=4,lr=0.001|0.01|1,curve=OH:NE|OH:L2|BN:NE|BN:L2"
+# command); empty when no growth is in progress. Now Fig 11's d = 4 rows (round 3; its Table 1 and Fig 1
+# are committed).
+GROWTH = "fig11:d=4,lr=0.001|0.01|1,curve=OH:NE|OH:L2|BN:NE|BN:L2"
 MULTISTEP_TABLES = ("fig6", "fig7", "fig8", "fig12", "fig_em")
 BASELINES = ("Lloyd", "EM")
 
