@@ -68,6 +68,14 @@ def test_a_rerun_job_restores_a_finished_run_without_training(tmp_path, monkeypa
     assert rec["wall_time"] == first["wall_time"] and rec["final_rel_val_loss"] == first["final_rel_val_loss"]
 
 
+def test_training_a_run_again_writes_the_same_checkpoint_bytes(tmp_path):
+    """A run is a pure function of its configuration and seed: the final checkpoint holds no wall clock."""
+    _, first = _run(tmp_path / "a")
+    _, again = _run(tmp_path / "b")
+    assert first["checkpoint"].read_bytes() == again["checkpoint"].read_bytes()
+    assert first["metrics"].read_bytes() == again["metrics"].read_bytes()
+
+
 def test_a_bundle_trains_each_of_its_stacks_and_equals_them_trained_alone(tmp_path):
     """A stack job may bundle stacks of different shapes (studies.stack_jobs); it trains each stack
     together and writes every member's outputs, equal to those of the stacks trained as their own jobs."""

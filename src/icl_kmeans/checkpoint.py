@@ -95,7 +95,9 @@ def read_or_set_aside(path: Path | None) -> dict | None:
 # weights that evaluation reads, and the run's end state. Left out: what only continuing needs (Adam's
 # moments, the scheduler, the dropout generator) and the per-step metrics, which the run's metrics
 # Parquet holds. At d = 32 that is 0.09 MB instead of 0.9 MB (the committed paper-scale folder keeps one a run).
-FINAL_KEYS = ("format", "config", "step", "model", "lr", "wall_time", "status", "diverged_step")
+# Also left out: the wall clock, a measurement (timing.parquet and record.json keep it), so that training a
+# run again writes the same checkpoint bytes.
+FINAL_KEYS = ("format", "config", "step", "model", "lr", "status", "diverged_step")
 
 
 def write_final_checkpoint(resume, path) -> None:
