@@ -243,3 +243,19 @@ def test_the_benchmarks_straightforward_attention_is_the_models_argument():
     patched = [ast.unparse(t) for node in ast.walk(tree) if isinstance(node, ast.Assign) for t in node.targets
                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in modules]
     assert not patched, patched  # the benchmark assigns no attribute of a module it imports
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_tiled_kernels_exp_gives_torchs_exp_bit_for_bit(dtype):
+    """attention_cpu._exp_ skips the CPU's slow path for subnormal and zero results: same bits as exp_,
+    around both edges (normal / subnormal, subnormal / zero) and far below them, in place."""
+    from icl_kmeans.attention_cpu import _exp_
+
+    info = torch.finfo(dtype)
+    normal, zero = math.log(info.tiny), math.log(info.tiny * info.eps)
+    g = torch.Generator().manual_seed(3)
+    edges = [torch.linspace(e - 2, e + 2, 20_001, dtype=dtype) for e in (normal, zero)]
+    spread = -torch.rand(200_000, generator=g, dtype=dtype) * torch.tensor([1.0, 150.0, 1e3, 1e5], dtype=dtype).repeat(50_000)
+    for x in (*edges, spread, torch.tensor([-math.inf, 0.0, -1.0], dtype=dtype), -torch.rand(3, 5, generator=g, dtype=dtype)):
+        want, got = x.clone().exp_(), x.clone()
+        assert _exp_(got) is not None and torch.equal(want, got), x.dtype
