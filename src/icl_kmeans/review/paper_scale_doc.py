@@ -28,7 +28,7 @@ BLOCKS = ("runs", "multistep", "fig5", "growth")
 # The cells being added to the committed folder (appended to its subset; docs/paper-scale.md's growth
 # command); empty when no growth is in progress. Now Fig 11's d = 4 rows (round 3; its Table 1 and Fig 1
 # are committed).
-GROWTH = "fig11:d=4,lr=0.001|0.01|1,curve=OH:NE|OH:L2|BN:NE|BN:L2"
+GROWTH = "fig14:d=4|32,tau=0.25,curve=OH:NE|OH:L2|BN:NE|BN:L2"
 MULTISTEP_TABLES = ("fig6", "fig7", "fig8", "fig12", "fig_em")
 BASELINES = ("Lloyd", "EM")
 
@@ -130,8 +130,8 @@ def growth_block(results: Path, settings: dict, growth: str = GROWTH) -> str:
     runs = studies.build(grown).runs
     new = sorted(settings_runs(grown) - settings_runs(settings))
     finished, partway, waiting = [], [], []
-    # the family and the learning rate are named where the growth's runs differ in them
-    named = [key for key in ("family", "lr") if len({runs[r].get(key) for r, _ in new}) > 1]
+    # d, the family and the learning rate are named where the growth's runs differ in them
+    named = [key for key in ("d", "family", "lr") if len({runs[r].get(key) for r, _ in new}) > 1]
     for run, seed in new:
         cfg = runs[run]
         extra = "".join(f" {cfg[key]}" if key == "family" else f" {key} {cfg[key]:g}" for key in named)
