@@ -185,7 +185,17 @@ def test_claims_19_read_the_papers_learning_rates(tmp_path):
     out = _check(tmp_path, tables)
     assert out.loc["19a", "status"] == C.PARTLY and out.loc["19a", "measured"] == "11/12"
     assert "d=4 lr=1 BN:NE: 0.9 vs 0.9 at lr 0.01" in out.loc["19a", "detail"]
-    assert out.loc["19b", "status"] == C.PASS and "d=4 OH:L2: 20 steps at lr 0.001 vs 10 at 0.01" in out.loc["19b", "detail"]
+    assert out.loc["19b", "status"] == C.PASS and "d=4 OH:L2: 20 steps at lr 0.001 vs 10 steps at 0.01" in out.loc["19b", "detail"]
+    # lr = 0.001 never reaching 1 is slower, and the detail says it never got there (not a step it reached)
+    _set(tables["fig11"], 1.5, metric="rel_val_loss", d=4, lr=0.001, curve="OH:L2")
+    out = _check(tmp_path / "censored", tables)
+    assert out.loc["19b", "status"] == C.PASS, out.loc["19b", "detail"]
+    assert "d=4 OH:L2: never within 20 steps at lr 0.001 vs 10 steps at 0.01" in out.loc["19b", "detail"]
+    # both never reaching 1: a tie, not "more slowly"
+    _set(tables["fig11"], 1.5, metric="rel_val_loss", d=4, lr=0.01, curve="OH:L2")
+    out = _check(tmp_path / "tie", tables)
+    assert out.loc["19b", "status"] == C.PARTLY, out.loc["19b", "detail"]
+    assert "d=4 OH:L2: never within 20 steps at lr 0.001 vs never within 20 steps at 0.01" in out.loc["19b", "detail"]
 
 
 def test_claim_2_reads_only_the_runs_its_settings_train(tmp_path):
@@ -289,6 +299,9 @@ def test_a_claim_whose_seeds_disagree_is_inconclusive(tmp_path):
     out = _check(tmp_path, tables)
     assert out.loc["1a", "status"] == C.INCONCLUSIVE, out.loc["1a", "seeds"]
     assert "seed 1: PASS" in out.loc["1a", "seeds"] and "seed 3: FAIL 1.2" in out.loc["1a", "seeds"]
+    # the dissenting seed's own reading is shown, the agreeing seeds' are not
+    assert "; seed 3 reads: max over cells = 1.2" in out.loc["1a", "seeds"], out.loc["1a", "seeds"]
+    assert "seed 1 reads" not in out.loc["1a", "seeds"]
     assert out.loc["1b", "status"] == C.PASS and "PASS in each of the 3 seeds" in out.loc["1b", "seeds"]
 
 

@@ -631,8 +631,11 @@ def _per_seed(fn, tables, pooled: Verdict, seeds: list[int]) -> tuple[str, str]:
         return FAIL, f"a non-finite value in a seed fails the claim whatever the other seeds show ({text})"
     if len(deciding) >= MIN_DECIDING_SEEDS and all(v.status == pooled.status for v in deciding):
         return pooled.status, f"{pooled.status} in each of the {len(deciding)} seeds that decide it ({text})"
+    # the dissenting seeds' own readings, so that a reviewer sees where they part from the medians
+    dissent = "".join(f"; seed {s} reads: {v.detail}" for s, v in per
+                      if v.status not in (NOT_RUN, pooled.status) and v.detail)
     return INCONCLUSIVE, (f"the seeds do not agree with the verdict {pooled.status} on the medians (or fewer than "
-                          f"{MIN_DECIDING_SEEDS} decide it): {text}")
+                          f"{MIN_DECIDING_SEEDS} decide it): {text}{dissent}")
 
 
 def check(results=RESULTS, settings: dict | None = None, runs: set | None = None) -> pd.DataFrame:
