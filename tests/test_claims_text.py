@@ -110,6 +110,22 @@ def test_claim_5e_fails_when_na_beats_lloyd(tmp_path):
     assert out.loc["5c", "status"] == C.PASS
 
 
+def test_claim_14_vanishes_means_a_quarter_of_the_d4_gap_at_most(tmp_path):
+    """The NE - L2 gap at tau = 0.25 must fall to a quarter of its smallest-d value ("vanishes"), not merely shrink."""
+    tables = _paper_like(True)
+    df = tables["fig14"]
+    ds = sorted(df["d"].unique())
+    at = (df["metric"] == "rel_val_loss") & (df["tau"] == 0.25) & df["curve"].isin(["OH:NE", "BN:NE"])
+    df.loc[at & (df["d"] == ds[0]), "value"] += 0.4      # L2 clearly better at the smallest d
+    df.loc[at & (df["d"] == ds[-1]), "value"] += 0.2     # at the largest d, half of that gap remains
+    out = _check(tmp_path, tables)
+    assert out.loc["14", "status"] == C.FAIL, out.loc["14", "detail"]
+    assert out.loc["14", "threshold"] == "0.25 x" and "vanishes if |gap|" in out.loc["14", "detail"]
+    df.loc[at & (df["d"] == ds[-1]), "value"] -= 0.2 - 0.05  # a gap of about an eighth of it: vanished
+    out = _check(tmp_path / "gone", tables)
+    assert out.loc["14", "status"] == C.PASS, out.loc["14", "detail"]
+
+
 def test_claim_14_reads_fig_14a_only(tmp_path):
     tables = _paper_like(True)
     tables["fig14"] = tables["fig14"][tables["fig14"]["tau"] == 0.1]

@@ -313,7 +313,7 @@ def test_thresholds_are_constants_of_the_module():
     for mod, names in ((CTab, ("TRAIN_TAIL", "REL_VAL_ONE", "CONVERGED_REL_VAL")),  # the shared readings' thresholds
                        (CM, ("FIG7_TRAIN_SCALE", "FIG7_EARLY_FRACTION", "MULTISTEP_MARGIN")),
                        (CG, ("DISSIMILAR_FACTOR", "FIG11_BASE_LR", "FIG11_WORSE", "FIG11_SLOW_LR")),
-                       (CT, ("EQUAL_GEN_MAX", "TAU_HIGH", "TAU_LOW", "FIG14A_TAU"))):
+                       (CT, ("EQUAL_GEN_MAX", "TAU_HIGH", "TAU_LOW", "FIG14A_TAU", "FIG14A_VANISHED"))):
         src = inspect.getsource(mod)
         for name in names:
             assert f"\n{name} = " in src, (mod.__name__, name)

@@ -21,6 +21,8 @@ EQUAL_GEN_MAX = 0.05   # 15e: "generalize equally well": |NE - L2| of the final 
 TAU_HIGH = 1.0         # 15b, 15c, 15f, 16a, 16b: the paper's "larger tau = 1"
 TAU_LOW = 0.1          # 15d, 15e
 FIG14A_TAU = 0.25      # 14: the sentence is about Fig 14(a), tau = 0.25
+FIG14A_VANISHED = 0.25  # 14: "vanishes": at the largest d at most a quarter of the gap at the smallest d remains
+#                         (as claim 3b reads "removes"; before 2026-12-06 any shrinking passed)
 
 
 def _family_cells(tables, figs=("fig4", "fig16")) -> pd.DataFrame:
@@ -200,7 +202,8 @@ def claim_16b(tables):
 @claim("14", "Fig 14(a), App F", "fig14",
        "At tau = 0.25, L2 generalises better than NE at d = 4, and the difference vanishes as d grows.",
        f"Fig 14 at tau = {FIG14A_TAU:g}: gap(d) = mean over OH, BN of (median final relative validation loss of NE - "
-       "of L2); gap at the smallest d > 0 and |gap| at the largest d < gap at the smallest d", "strict",
+       f"of L2); gap at the smallest d > 0 and |gap| at the largest d <= {FIG14A_VANISHED:g} x gap at the smallest d "
+       "(\"vanishes\")", f"{FIG14A_VANISHED:g} x",
        quote="For the larger penalty value of tau = 0.25 in Figure 14(a), we can see that the L2-regularized min based "
              "smoothed loss converges and generalizes better than the NE-regularized min especially at a low d = 4 "
              "[...] However, as the data dimensionality d increases, this difference between L2-regularized and "
@@ -220,8 +223,9 @@ def claim_14(tables):
     if len(gap) < 2:
         raise NotRun("fig14 at tau = 0.25 has fewer than two d with finite L2 and NE")
     lo, hi = float(gap.iloc[0]), float(gap.iloc[-1])
-    return (f"{_fmt(hi)} vs {_fmt(lo)}", lo > 0 and abs(hi) < lo,
-            "NE - L2 per d: " + ", ".join(f"d={d}: {_fmt(v)}" for d, v in gap.items()))
+    return (f"{_fmt(hi)} vs {_fmt(lo)}", lo > 0 and abs(hi) <= FIG14A_VANISHED * lo,
+            "NE - L2 per d: " + ", ".join(f"d={d}: {_fmt(v)}" for d, v in gap.items())
+            + f"; vanishes if |gap| at d={gap.index[-1]} <= {_fmt(FIG14A_VANISHED * lo)}")
 
 
 @claim("9b", "Fig 15, App F", "fig15",
