@@ -165,6 +165,35 @@ def test_a_log_axis_spanning_less_than_a_1_2_5_step_gets_few_ticks():
     assert not layout_defects(fig), layout_defects(fig)
 
 
+def test_a_validation_row_spanning_decades_is_drawn_on_a_log_axis_with_its_labels_at_their_values():
+    """The committed Fig 11: lr = 1 spikes to ~10^6 early on; on a linear axis its four curves, ending near 2,
+    lay flat on the bottom edge. Its panel gets a log axis (the other learning rates keep the linear one), and
+    the end labels are placed in the axis' own (log) units."""
+    import json
+
+    import matplotlib.pyplot as plt
+    import pyarrow.parquet as pq
+
+    results = Path(__file__).resolve().parents[1] / "results" / "paper-scale" / "results"
+    settings = json.loads((results / "manifest.json").read_text())["settings"]
+    table = pq.read_table(results / "tables" / "fig11.parquet").to_pandas()
+    figure = figures.draw("fig11", table, figures.figure_settings("fig11", settings))
+    rows = [ax for ax in figure.axes if ax.get_subplotspec().rowspan.start == 1]  # the validation row
+    titles = [ax.get_title() for ax in figure.axes if ax.get_subplotspec().rowspan.start == 0]
+    assert titles == ["lr=0.001", "lr=0.01", "lr=1"], titles
+    assert [ax.get_yscale() for ax in rows] == ["linear", "linear", "log"]
+    for ax in rows:
+        ends = sorted(y for _, y, _ in ax.end_values.values())
+        shown = sorted((float(t.get_text()), t.get_position()[1]) for t in ax.texts)
+        assert [v for v, _ in shown] == [float(f"{y:.2f}") for y in ends]
+        # the lowest by its value; the others stacked above it in the order of their values (on the log axis a
+        # line of text spans most of a decade: four curves ending near 2 are labelled up to ~200)
+        assert 1 / 1.6 < shown[0][1] / shown[0][0] < 1.6, shown
+        assert all(a[1] < b[1] for a, b in zip(shown, shown[1:])), shown
+    assert not layout_defects(figure), layout_defects(figure)
+    plt.close(figure)
+
+
 def test_every_committed_paper_scale_figure_has_no_layout_defect():
     """The committed folder's figures drawn from its real tables (the smoke tables above cannot produce the
     long axes, the crowded end labels or the diverged values of a real run)."""

@@ -161,16 +161,18 @@ def end_labels(ax, ends: dict) -> None:
     ticks = [t for t in ax.get_xticks() if lo <= t <= hi]
     ax.set_xlim(lo, max(hi, x_max + (x_max - lo) * need / (1 - need)))  # never narrower (a one-point panel)
     ax.set_xticks(ticks)  # the ticks the layout was made with: a new one at the far end could leave the canvas
-    y0, y1 = ax.get_ylim()
+    # on a log axis the labels are spaced in log10 of the data, where the axis is linear
+    to_axis, from_axis = (np.log10, lambda v: 10.0 ** v) if ax.get_yscale() == "log" else (float, float)
+    y0, y1 = (to_axis(v) for v in ax.get_ylim())
     height_pts = ax.get_position().height * figure.get_figheight() * 72
-    gap = 1.2 * FONT["note"] / height_pts * (y1 - y0)  # one line of text, in data units
+    gap = 1.2 * FONT["note"] / height_pts * (y1 - y0)  # one line of text, in axis units
     room = int((y1 - y0 - 0.5 * gap) / gap)
     rank = {c: i for i, c in enumerate(curve_order(ends))}
     kept = sorted(ends, key=lambda c: (ends[c][2], rank[c]))[:room]
     order = sorted(kept, key=lambda c: ends[c][1])
     placed = []
     for c in order:  # a label's centre 0.75 line inside the panel: its box stays in the panel
-        y = min(max(ends[c][1], y0 + 0.75 * gap), y1 - 0.75 * gap)
+        y = min(max(to_axis(ends[c][1]), y0 + 0.75 * gap), y1 - 0.75 * gap)
         if placed and y < placed[-1] + gap:
             y = placed[-1] + gap
         placed.append(y)
@@ -180,7 +182,7 @@ def end_labels(ax, ends: dict) -> None:
         ceiling = placed[i] - gap
     shift = mtransforms.offset_copy(ax.transData, fig=figure, x=2, y=0, units="points")
     for c, y in zip(order, placed):
-        ax.text(x_max, y, text[c], transform=shift, ha="left", va="center", fontsize=FONT["note"],
+        ax.text(x_max, from_axis(y), text[c], transform=shift, ha="left", va="center", fontsize=FONT["note"],
                 color=PALETTE.get(c, "#777777"), clip_on=False)
 
 

@@ -1,7 +1,8 @@
 """Training figures (Figs 2, 4, 10, 11, 13-17): per block of facets, the training loss (top row, log y-axis)
 and the relative validation loss (bottom row, linear y-axis from the first validation after step 0, whose
-values of 10-30 would squeeze the margin below 1 that carries the paper's message; dotted line at 1, each
-curve's final median printed after its end), one column per facet. Where the paper names a figure's parts
+values of 10-30 would squeeze the margin below 1 that carries the paper's message; a log axis in a panel whose
+drawn values span more than WIDE_SPAN, as a diverging learning rate's do; dotted line at 1, each curve's final
+median printed after its end), one column per facet. Where the paper names a figure's parts
 (Figure 14(a), 15(d), 16(a)-(d), 17(a)-(b)), each block of rows is one part, with the paper's letter (the
 registry's parts); Figs 15 and 16 are drawn one part a file (fig15d: its title names the part).
 
@@ -172,8 +173,12 @@ def _draw_metric(ax, data: pd.DataFrame, metric: str, fig_id: str, where: str, *
     draw_lines(ax, data, x=x, curves=curves, faint=short, end_marks=lost, end_values=metric == "rel_val_loss")
     if short and short >= set(data["curve"]):
         ax.set_facecolor(SHORT_FACE)
-    if metric == "train_loss":
-        log_y(ax)
+    lo, hi = ax.dataLim.intervaly  # what is drawn: medians and ribbons, the line at 1
+    if metric == "train_loss" or (lo > 0 and hi / lo > WIDE_SPAN):
+        log_y(ax)  # a validation row spanning decades (a diverging learning rate) would flatten every curve on a linear axis
+
+
+WIDE_SPAN = 100.0  # a relative-validation panel whose drawn values span more than this factor gets a log axis
 
 
 def after_first_step(data: pd.DataFrame) -> pd.DataFrame:

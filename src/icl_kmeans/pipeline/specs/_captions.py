@@ -10,7 +10,8 @@ NA none; NE negative entropy, L2 squared norm).
 """
 RELATIVE_LOSS = """\
 Relative validation loss: linear axis from the first validation after step 0 (at step 0 it is 10-30 and
-would hide the margin around 1); the number after each curve is its final median. A panel whose runs all
+would hide the margin around 1), a log axis in a panel whose curves span more than a factor 100 (a diverging
+learning rate's); the number after each curve is its final median. A panel whose runs all
 stopped at the preset's short M has a grey background and says "(short: M=...)"; a short curve in a long
 panel is drawn faint with a dot at its end.
 """
