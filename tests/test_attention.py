@@ -259,3 +259,8 @@ def test_the_tiled_kernels_exp_gives_torchs_exp_bit_for_bit(dtype):
     for x in (*edges, spread, torch.tensor([-math.inf, 0.0, -1.0], dtype=dtype), -torch.rand(3, 5, generator=g, dtype=dtype)):
         want, got = x.clone().exp_(), x.clone()
         assert _exp_(got) is not None and torch.equal(want, got), x.dtype
+    # a NaN stays NaN beside results in the slow range; an empty tensor is returned as it is
+    x = torch.tensor([math.nan, -1.0, -1e3, normal - 1.0], dtype=dtype)
+    want, got = x.clone().exp_(), _exp_(x.clone())
+    assert torch.equal(want.isnan(), got.isnan()) and torch.equal(want[1:], got[1:])
+    assert _exp_(torch.empty(0, 7, dtype=dtype)).shape == (0, 7)

@@ -57,9 +57,9 @@ def _exp_(x: torch.Tensor) -> torch.Tensor:
     few subnormal ones by exp itself."""
     info = torch.finfo(x.dtype)
     normal = math.log(info.tiny) + 0.5  # above: exp is fast and normal
-    low = x < normal
-    if not bool(low.any()):
+    if x.numel() == 0 or not bool(x.min() < normal):  # one reduction, no mask, in the common case (a NaN compares False, as before)
         return x.exp_()
+    low = x < normal
     subnormal = low & (x >= math.log(info.tiny * info.eps) - 1.0)  # below: exp rounds to 0
     values = x[subnormal].exp()
     x.clamp_(min=normal).exp_().masked_fill_(low, 0.0)
