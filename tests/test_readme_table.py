@@ -128,6 +128,21 @@ def test_paper_scale_doc_numbers_come_from_the_committed_tables(tmp_path):
     assert "| fig6 | normal | (figure's models) | reembed | 20 |" in doc.read_text() and doc.read_text() != text
 
 
+def test_each_row_of_the_runs_table_is_one_configuration():
+    """Fig 11's runs differ from Fig 10's in lr and M alone: a row keyed without them held 12 values for 3 seeds
+    and a median over three learning rates. Every row holds at most one value per seed, and names lr and M."""
+    results = Path(__file__).resolve().parents[1] / R.PAPER_SCALE
+    settings = json.loads((results / "manifest.json").read_text())["settings"]
+    table = P.runs_block(results, settings).splitlines()
+    header = [c.strip() for c in table[0].strip("|").split("|")]
+    assert header[5:7] == ["lr", "M"], header
+    per_seed = header.index(next(h for h in header if h.startswith("final relative validation loss, per seed")))
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table[2:]]
+    assert rows and all(len(r[per_seed].split(", ")) <= len(settings["seeds"]) for r in rows), \
+        [r for r in rows if len(r[per_seed].split(", ")) > len(settings["seeds"])][:2]
+    assert len({tuple(r[:7]) for r in rows}) == len(rows)  # no two rows name the same configuration
+
+
 def test_a_run_not_in_the_manifest_stays_out_of_the_doc(tmp_path):
     repo = _repo(tmp_path)
     results = repo / R.PAPER_SCALE

@@ -51,23 +51,31 @@ def runs_block(results: Path, settings: dict) -> str:
         metrics = pd.read_parquet(results / "metrics" / f"run={r['run']}" / f"seed={r['seed']}" / "part-0.parquet",
                                   columns=["step", "rel_val_loss"]).dropna()
         below = metrics.loc[metrics["rel_val_loss"] < 1, "step"]
-        rows.append(dict(embedding=c["embedding"], regularizer=c["regularizer"], d=c["d"], k=c["k"], tau=c["tau"],
-                         family=c["family"], seed=r["seed"], final=r["final_rel_val_loss"],
-                         first_below=below.min() if len(below) else float("nan")))
+        rows.append(dict(config=tuple(sorted((k, v) for k, v in c.items() if k != "seed")), seed=r["seed"],
+                         final=r["final_rel_val_loss"], first_below=below.min() if len(below) else float("nan")))
     if not rows:
         return "No trained runs in the folder.\n"
     df = pd.DataFrame(rows)
     order = {s: i for i, s in enumerate(seeds)}
-    lines = [f"| embedding:loss | d | k | tau | training family | final relative validation loss, per seed "
-             f"({', '.join(map(str, seeds))}) | median | first step below 1, median over seeds |",
-             "|---|---|---|---|---|---|---|---|"]
-    keys = ["embedding", "regularizer", "d", "k", "tau", "family"]
-    for key, g in df.groupby(keys, sort=True):
+    configs = [dict(c) for c in df["config"].unique()]
+    # a row is one configuration (its seeds): the columns name what the folder varies, the rest of the
+    # configuration that differs between rows goes in the last column
+    shown = ["embedding", "regularizer", "d", "k", "tau", "family", "lr", "steps"]
+    other = sorted(k for k in set().union(*configs) if k not in shown and len({repr(c.get(k)) for c in configs}) > 1)
+    lines = [f"| embedding:loss | d | k | tau | training family | lr | M | final relative validation loss, per seed "
+             f"({', '.join(map(str, seeds))}) | median | first step below 1, median over seeds |"
+             + (" other settings |" if other else ""),
+             "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if other else "")]
+    ordered = sorted(df.groupby("config", sort=False), key=lambda kv: tuple(dict(kv[0])[k] for k in shown))
+    for config, g in ordered:
+        c = dict(config)
         g = g.sort_values("seed", key=lambda s: s.map(order))
         never = g["first_below"].isna().sum()
         first = "never" if never > len(g) / 2 else f"{g['first_below'].median():.0f}"
-        lines.append(f"| {key[0]}:{key[1]} | {key[2]} | {key[3]} | {key[4]:g} | {key[5]} | "
-                     f"{', '.join(_num(v) for v in g['final'])} | **{_num(g['final'].median())}** | {first} |")
+        extra = " " + ", ".join(f"{k}={c.get(k)}" for k in other) + " |" if other else ""
+        lines.append(f"| {c['embedding']}:{c['regularizer']} | {c['d']} | {c['k']} | {c['tau']:g} | {c['family']} | "
+                     f"{c['lr']:g} | {c['steps']} | {', '.join(_num(v) for v in g['final'])} | "
+                     f"**{_num(g['final'].median())}** | {first} |{extra}")
     return "\n".join(lines) + "\n"
 
 
