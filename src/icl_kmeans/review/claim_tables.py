@@ -176,6 +176,12 @@ def steps_to(df: pd.DataFrame, keys: list[str], threshold: float) -> pd.DataFram
     return pd.DataFrame(rows, columns=keys + ["curve", "steps", "M", "censored"])
 
 
+def steps_text(steps, censored, m) -> str:
+    """A steps_to count as the claims print it: a censored curve never got there within its M steps (its count,
+    M + one interval, is a rule's convention, not a step it reached)."""
+    return f"never within {int(m)} steps" if censored else f"{int(steps)} steps"
+
+
 def _finite_or_fail(at: pd.DataFrame, what: str) -> None:
     bad = at[~np.isfinite(at["value"].astype(float))]
     if len(bad):

@@ -42,7 +42,7 @@ from .claim_core import (CLAIMS, DECIDED, ERROR, FAIL, INCONCLUSIVE, MIN_DECIDIN
 # the tables and the shared readings (claim_tables.py), named here as the claims below and the tests use them
 from .claim_tables import (CONVERGED_REL_VAL, NA, OH_BN, REL_VAL_ONE, TRAIN_TAIL, Tables,  # noqa: F401
                            finite_or_fail as _finite_or_fail, fig15_cell, lloyd_at, multistep_at, rel_val_after_start,
-                           seed_trajectories, steps_to, training_ends)
+                           seed_trajectories, steps_text, steps_to, training_ends)
 
 # ------------------------------------------------------------------------------ thresholds
 # (TRAIN_TAIL, REL_VAL_ONE and CONVERGED_REL_VAL, which the shared readings name, are claim_tables.py's)
@@ -179,20 +179,20 @@ def _claim3_steps(tables) -> pd.DataFrame:
     st = _require(st, "Fig 14 OH/BN relative validation curves")
     st["embedding"] = st["curve"].str.split(":").str[0]
     st["regularizer"] = st["curve"].str.split(":").str[1]
-    wide = st.pivot_table(index=["d", "tau", "regularizer"], columns="embedding", values=["steps", "censored"],
+    wide = st.pivot_table(index=["d", "tau", "regularizer"], columns="embedding", values=["steps", "censored", "M"],
                           aggfunc="first")
     if not {"OH", "BN"} <= set(wide["steps"].columns):
         raise NotRun("fig14 lacks OH or BN curves")
     out = pd.DataFrame({"OH": wide[("steps", "OH")], "BN": wide[("steps", "BN")],
                         "OH_censored": wide[("censored", "OH")].astype(bool),
-                        "BN_censored": wide[("censored", "BN")].astype(bool)}).dropna(subset=["OH", "BN"])
+                        "BN_censored": wide[("censored", "BN")].astype(bool),
+                        "OH_M": wide[("M", "OH")], "BN_M": wide[("M", "BN")]}).dropna(subset=["OH", "BN"])
     return out.reset_index()
 
 
 def _steps_str(r) -> str:
-    never = lambda e: " (never)" if getattr(r, f"{e}_censored") else ""  # noqa: E731
-    return (f"d={r.d} tau={_fmt(float(r.tau))} {r.regularizer}: OH {int(r.OH)}{never('OH')}, "
-            f"BN {int(r.BN)}{never('BN')}")
+    reached = lambda e: steps_text(getattr(r, e), getattr(r, f"{e}_censored"), getattr(r, f"{e}_M"))  # noqa: E731
+    return f"d={r.d} tau={_fmt(float(r.tau))} {r.regularizer}: OH {reached('OH')}, BN {reached('BN')}"
 
 
 @claim("3a", "Fig 2, §3 (and Fig 14)", "fig14",

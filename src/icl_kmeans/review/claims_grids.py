@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .claim_core import NotRun, claim, every_cell, fmt as _fmt, require as _require
-from .claim_tables import CONVERGED_REL_VAL, OH_BN, steps_to, training_ends
+from .claim_tables import CONVERGED_REL_VAL, OH_BN, steps_text, steps_to, training_ends
 
 CAUCHY = "cauchy"
 DISSIMILAR_FACTOR = 2.0   # 17: "clearly only similar to other cauchy tasks ... quite dissimilar to the rest": every
@@ -202,8 +202,6 @@ def claim_19b(tables):
                     "fig11 curves at both lr = 0.001 and 0.01")
     rows = [(d, c, slow.loc[(d, c)], base.loc[(d, c)]) for d, c in zip(keys["d"], keys["curve"])]
     ok = [int(a["steps"]) > int(b["steps"]) for _, _, a, b in rows]
-
-    def reached(r):  # a censored curve is named as such: its count is M + one interval, not a step it reached
-        return f"never within {int(r['M'])} steps" if r["censored"] else f"{int(r['steps'])} steps"
+    reached = lambda r: steps_text(r["steps"], r["censored"], r["M"])  # noqa: E731
     return every_cell(sum(ok), len(rows), "; ".join(f"d={d} {c}: {reached(a)} at lr 0.001 vs {reached(b)} at 0.01"
                                                     for d, c, a, b in rows), "(d, curve) pairs")

@@ -26,8 +26,8 @@ from .markers import markers, splice
 DOC = Path("docs/paper-scale.md")
 BLOCKS = ("runs", "multistep", "fig5", "growth")
 # The cells being added to the committed folder (appended to its subset; docs/paper-scale.md's growth
-# command); empty when no growth is in progress. Now Fig 11's d = 4 rows (round 3; its Table 1 and Fig 1
-# are committed).
+# command); empty when no growth is in progress. Now Fig 14's tau = 0.25 rows at d = 4 and 32 (round 3;
+# Table 1, Fig 1 and Fig 11's d = 4 rows are committed).
 GROWTH = "fig14:d=4|32,tau=0.25,curve=OH:NE|OH:L2|BN:NE|BN:L2"
 MULTISTEP_TABLES = ("fig6", "fig7", "fig8", "fig12", "fig_em")
 BASELINES = ("Lloyd", "EM")
@@ -42,7 +42,7 @@ def runs_block(results: Path, settings: dict) -> str:
     beside the committed ones, not yet in the settings, stays out of the table."""
     from .trained import settings_runs
 
-    rows, trained, seeds = [], settings_runs(settings), [int(s) for s in settings.get("seeds", [])]
+    rows, configs, trained, seeds = [], {}, settings_runs(settings), [int(s) for s in settings.get("seeds", [])]
     for record in sorted(results.glob("runs/*/seed*/record.json")):
         if (record.parent.parent.name, int(record.parent.name.removeprefix("seed"))) not in trained:
             continue
@@ -51,24 +51,24 @@ def runs_block(results: Path, settings: dict) -> str:
         metrics = pd.read_parquet(results / "metrics" / f"run={r['run']}" / f"seed={r['seed']}" / "part-0.parquet",
                                   columns=["step", "rel_val_loss"]).dropna()
         below = metrics.loc[metrics["rel_val_loss"] < 1, "step"]
-        rows.append(dict(config=tuple(sorted((k, v) for k, v in c.items() if k != "seed")), seed=r["seed"],
-                         final=r["final_rel_val_loss"], first_below=below.min() if len(below) else float("nan")))
+        configs[r["run"]] = {k: v for k, v in c.items() if k != "seed"}  # a run id names its configuration
+        rows.append(dict(run=r["run"], seed=r["seed"], final=r["final_rel_val_loss"],
+                         first_below=below.min() if len(below) else float("nan")))
     if not rows:
         return "No trained runs in the folder.\n"
     df = pd.DataFrame(rows)
     order = {s: i for i, s in enumerate(seeds)}
-    configs = [dict(c) for c in df["config"].unique()]
-    # a row is one configuration (its seeds): the columns name what the folder varies, the rest of the
-    # configuration that differs between rows goes in the last column
+    # a row is one run (its seeds): the columns name what the folder varies, the rest of the configuration
+    # that differs between rows goes in the last column
     shown = ["embedding", "regularizer", "d", "k", "tau", "family", "lr", "steps"]
-    other = sorted(k for k in set().union(*configs) if k not in shown and len({repr(c.get(k)) for c in configs}) > 1)
+    other = sorted(k for k in set().union(*configs.values())
+                   if k not in shown and len({repr(c.get(k)) for c in configs.values()}) > 1)
     lines = [f"| embedding:loss | d | k | tau | training family | lr | M | final relative validation loss, per seed "
              f"({', '.join(map(str, seeds))}) | median | first step below 1, median over seeds |"
              + (" other settings |" if other else ""),
              "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if other else "")]
-    ordered = sorted(df.groupby("config", sort=False), key=lambda kv: tuple(dict(kv[0])[k] for k in shown))
-    for config, g in ordered:
-        c = dict(config)
+    for run, g in sorted(df.groupby("run"), key=lambda kv: tuple(configs[kv[0]][k] for k in shown)):
+        c = configs[run]
         g = g.sort_values("seed", key=lambda s: s.map(order))
         never = g["first_below"].isna().sum()
         first = "never" if never > len(g) / 2 else f"{g['first_below'].median():.0f}"

@@ -173,9 +173,10 @@ def _draw_metric(ax, data: pd.DataFrame, metric: str, fig_id: str, where: str, *
     draw_lines(ax, data, x=x, curves=curves, faint=short, end_marks=lost, end_values=metric == "rel_val_loss")
     if short and short >= set(data["curve"]):
         ax.set_facecolor(SHORT_FACE)
+    # a validation panel spanning decades (a diverging learning rate) would lay every curve flat on a linear axis
     lo, hi = ax.dataLim.intervaly  # what is drawn: medians and ribbons, the line at 1
     if metric == "train_loss" or (lo > 0 and hi / lo > WIDE_SPAN):
-        log_y(ax)  # a validation row spanning decades (a diverging learning rate) would flatten every curve on a linear axis
+        log_y(ax)
 
 
 WIDE_SPAN = 100.0  # a relative-validation panel whose drawn values span more than this factor gets a log axis
