@@ -386,3 +386,10 @@ def test_a_rule_changed_since_the_committed_verdict_shows_that_verdict(tmp_path)
     kept = H.record(results, changed).set_index("id")
     assert kept.loc["7a", "previous_status"] == C.PASS
     assert (H.read(results)["id"] == "7a").sum() == 2
+    # a version that gives the same verdict (a reworded rule) does not hide the verdict a real change replaced
+    reworded = changed.copy()
+    reworded.loc[reworded["id"].isin(["7a", "1a"]), "rule_version"] = "reworded"
+    same = H.record(results, reworded).set_index("id")
+    assert same.loc["7a", "previous_status"] == C.PASS and same.loc["7a", "previous_version"] != "newrule"
+    # with no differing verdict, the latest other version is shown: the rule did change
+    assert same.loc["1a", "previous_status"] == C.PASS and same.loc["1a", "previous_version"] != "reworded"

@@ -5,8 +5,10 @@ results/review/claims.history.csv holds one row per (claim, rule version) ever d
 verdict under that version (status, measured) and a note (how the rule read then, where that is known). It is
 committed with the folder and only grows: whoever writes claims.csv (the pipeline's claims job, `review`) adds
 the new versions' verdicts to it, and claims.csv carries, for a claim decided under a rule other than the
-last one with a verdict in the history, that verdict in previous_status, previous_measured and
-previous_version: "rule changed since the committed verdict".
+last one with a verdict in the history, an earlier verdict in previous_status, previous_measured and
+previous_version: "rule changed since the committed verdict". That is the latest one that reads differently
+from now (status or measured), where there is one: a version that only reworded or refactored a rule would
+otherwise hide the verdict a real change of rule replaced.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ def read(results) -> pd.DataFrame:
 
 def marked(claims: pd.DataFrame, history: pd.DataFrame) -> pd.DataFrame:
     """claims with MARKS: for a claim decided now (not NOT-RUN), the latest verdict of the history under another
-    rule version (empty where there is none)."""
+    rule version that differs from now in status or measured, else the latest under another rule version
+    (empty where there is none)."""
     out = claims.copy()
     for col in MARKS:
         out[col] = ""
@@ -42,7 +45,8 @@ def marked(claims: pd.DataFrame, history: pd.DataFrame) -> pd.DataFrame:
         before = history[(history["id"] == r["id"]) & (history["rule_version"] != r["rule_version"])
                          & (history["status"] != NOT_RUN)]
         if len(before):
-            last = before.iloc[-1]
+            differs = before[(before["status"] != r["status"]) | (before["measured"] != str(r["measured"]))]
+            last = (differs if len(differs) else before).iloc[-1]
             out.loc[i, MARKS] = [last["status"], last["measured"], last["rule_version"], last["note"]]
     return out
 
