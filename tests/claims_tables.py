@@ -51,9 +51,10 @@ def _multistep(fig, testsets, model_value, lloyd_value, modes=("naive", "reembed
     return pd.DataFrame(rows)
 
 
-def _profile(fig, ds, ks, fwd, lighter_bn=True):
+def _profile(fig, ds, ks, fwd, lighter_bn=True, busy=0.0):
     """Profile rows of both attentions: fwd for the materialised one (the paper's, which the claims check);
-    the fused one has the opposite trend (BN always 3x slower and heavier), so a claim reading it fails."""
+    the fused one has the opposite trend (BN always 3x slower and heavier), so a claim reading it fails.
+    busy: the CPUs other processes kept busy while timing (None: not recorded, a profile from before)."""
     rows = []
     for d in ds:
         for k in ks:
@@ -62,7 +63,10 @@ def _profile(fig, ds, ks, fwd, lighter_bn=True):
                         "peak_memory_mb": 100.0 + ((e == "OH") == lighter_bn) * 0.2 * k,
                         "forward_eval_ms": fwd(d, k, e) / 2,
                         "extra_dims": float(k if e == "OH" else math.ceil(math.log2(k)))}
-                fused = {m: (v if m == "extra_dims" else (3.0 if e == "BN" else 1.0)) for m, v in vals.items()}
+                if busy is not None:
+                    vals["other_cpus_busy"] = busy(d, k) if callable(busy) else busy
+                fused = {m: (v if m in ("extra_dims", "other_cpus_busy") else (3.0 if e == "BN" else 1.0))
+                         for m, v in vals.items()}
                 for attention, values in (("materialised", vals), ("fused", fused)):
                     rows += [dict(figure=fig, d=d, k=k, embedding=e, attention=attention, metric=m, value=v,
                                   device="cpu") for m, v in values.items()]

@@ -190,6 +190,15 @@ def test_table1(tmp_path, tables, settings):
     text = md.read_text()
     assert "smoke preset" in text and "| 25 | 25 / 5 |" in text and "x |" in text
     assert text.index("## materialised attention: paper-comparable") < text.index("## fused attention")
+    profile = tables["table1"]
+    assert "not recorded" in text if "other_cpus_busy" not in set(profile["metric"]) else "not recorded" not in text
+    # what else ran while timing: the table says whether its times are the code's alone
+    cells = profile[profile["metric"] == "forward_train_ms"].assign(metric="other_cpus_busy", value=0.1)
+    for busy, said in ((0.1, "Timed on an idle machine (other processes: at most 0.10 CPUs busy)"),
+                       (1.2, "Other processes kept up to 1.20 CPUs busy while timing: these times are not")):
+        busy_profile = pd.concat([profile[profile["metric"] != "other_cpus_busy"], cells.assign(value=busy)])
+        t = table1.write(busy_profile, csv, md, figures.figure_settings("table1", settings))
+        assert t["other_cpus_busy"].max() == pytest.approx(busy) and said in md.read_text(), md.read_text()
     with pytest.raises(ValueError):
         table1.build(tables["table1"][tables["table1"]["d"] != 32])
     with pytest.raises(ValueError):

@@ -131,3 +131,39 @@ def test_profile_grid_resumes_from_its_finished_cells(tmp_path, monkeypatch):
     measured.clear()
     P.profile_grid([4], [6], n=16, batch=2, warmup=0, reps=2, progress=False, resume=resume)
     assert measured == [(4, 6, "OH"), (4, 6, "BN")]
+
+
+def test_other_cpus_busy_counts_other_processes_and_not_this_one(monkeypatch):
+    """The machine's busy CPU seconds minus this process's own, over the wall time."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    now = {"busy": 100.0, "own": 10.0, "t": 1000.0}
+    times = lambda own: os.times_result((own, 0.0, 0.0, 0.0, 0.0))  # noqa: E731
+    monkeypatch.setattr(profiling, "busy_snapshot", lambda: (now["busy"], times(now["own"]), now["t"]))
+    start = profiling.busy_snapshot()
+    now.update(busy=106.0, own=12.0, t=1002.0)  # 6 s busy in 2 s, 2 of them this process's: 2 other CPUs
+    assert profiling.other_cpus_busy(start) == pytest.approx(2.0)
+    now.update(busy=104.98, own=15.0)  # this process alone (a clock tick of rounding can go below 0)
+    assert profiling.other_cpus_busy(start) == 0.0
+    assert math.isnan(profiling.other_cpus_busy((None, times(10.0), 1000.0)))  # no /proc/stat
+    monkeypatch.undo()
+
+    if profiling._cpu_seconds_busy() is None:
+        pytest.skip("no /proc/stat (not Linux)")
+    # a real other process spinning on one CPU while this one sleeps: at least most of one CPU (more on a busy machine)
+    spin = subprocess.Popen([sys.executable, "-c", "import time\nt = time.time()\nwhile time.time() - t < 3: pass"])
+    time.sleep(0.5)
+    start = profiling.busy_snapshot()
+    time.sleep(2)
+    busy = profiling.other_cpus_busy(start)
+    spin.wait()
+    assert busy > 0.7, busy
+
+
+def test_a_profile_records_what_else_kept_the_cpus_busy():
+    r = profile_model(4, 10, "BN", **FAST)
+    values = {a: m["other_cpus_busy"] for a, m in r.items()}
+    assert len(set(values.values())) == 1 and next(iter(values.values())) >= 0, values  # one reading per cell

@@ -170,6 +170,42 @@ def test_every_claim_fails_on_contrary_tables(tmp_path):
         passing[["status", "measured", "detail"]].to_string()
 
 
+def test_a_timing_claim_decides_nothing_on_times_taken_beside_other_work(tmp_path):
+    """Round 3's Table 1 and Fig 1 were timed beside training jobs: a cell took 7x its idle time. A timing claim
+    (6a, 6b, 6d, 8b, 8c) is INCONCLUSIVE when other processes kept more than IDLE_OTHER_CPUS CPUs busy in a cell
+    it reads; the memory and width claims (6c, 6e, 8a) do not depend on it."""
+    from icl_kmeans.profile_table import IDLE_OTHER_CPUS
+
+    paper = _paper_like(True)
+    timing, untimed = ("6a", "6b", "6d", "8b", "8c"), ("6c", "6e", "8a")
+
+    def decide(busy):
+        tables = dict(paper)
+        for fig in ("table1", "fig1"):
+            old = tables[fig]
+            ds, ks = sorted(old["d"].unique()), sorted(old["k"].unique())
+            fwd = old[(old["metric"] == "forward_train_ms") & (old["attention"] == "materialised")].set_index(
+                ["d", "k", "embedding"])["value"]
+            tables[fig] = _profile(fig, ds, ks, lambda d, k, e: fwd[(d, k, e)], busy=busy)
+        return C.check(_write_tables(tmp_path / f"results{len(list(tmp_path.iterdir()))}", tables),
+                       resolved("paper")).set_index("id")
+
+    idle = decide(0.1)
+    assert (idle.loc[list(timing + untimed), "status"] == C.PASS).all(), idle.loc[list(timing), "detail"]
+    assert all("timed on an idle machine" in idle.loc[c, "detail"] for c in timing)
+    # one cell that 8b reads (k = 6 at d = 32), timed beside other work, and every cell of both tables
+    for busy, inconclusive in ((lambda d, k: 1.9 if k == 6 else 0.0, {"8b", "8c"}), (1.5, set(timing))):
+        df = decide(busy)
+        for cid in timing + untimed:
+            want = C.INCONCLUSIVE if cid in inconclusive else C.PASS
+            assert df.loc[cid, "status"] == want, (cid, df.loc[cid, "detail"])
+        for cid in inconclusive:
+            assert f"more than {IDLE_OTHER_CPUS:g}" in df.loc[cid, "detail"], df.loc[cid, "detail"]
+    unrecorded = decide(None)
+    assert (unrecorded.loc[list(timing), "status"] == C.PASS).all()
+    assert all("not recorded" in unrecorded.loc[c, "detail"] for c in timing)
+
+
 def test_not_run_when_the_preset_lacks_the_data(tmp_path):
     tables = _paper_like(True)
     tables["table1"] = _profile("table1", [32], [6, 25], lambda d, k, e: k if e == "OH" else 20.0)

@@ -11,10 +11,28 @@ import math
 
 import pandas as pd
 
-METRICS = ("forward_train_ms", "backward_ms", "peak_memory_mb", "forward_eval_ms", "extra_dims")
+METRICS = ("forward_train_ms", "backward_ms", "peak_memory_mb", "forward_eval_ms", "extra_dims", "other_cpus_busy")
 ATTENTIONS = ("materialised", "fused")  # paper-comparable first
 PAPER_ATTENTION = "materialised"
 GRID_COLUMNS = ["d", "k", "embedding", "attention", "metric", "value"]
+# A cell timed while other processes kept more CPUs than this busy (metric other_cpus_busy) was not timed on
+# an idle machine: its times are not the code's alone (Table 1 and Fig 1 say so).
+IDLE_OTHER_CPUS = 0.25
+
+
+def busy_text(busy: pd.Series, devices=()) -> str:
+    """What else ran while the times were taken (the other_cpus_busy values of a table or figure, measured on
+    `devices`); "" for a GPU profile (the host's other work barely moves its timings, and is not recorded)."""
+    if any(str(d).startswith("cuda") for d in devices):
+        return ""
+    busy = pd.Series(busy, dtype=float)
+    if busy.isna().all():
+        return "other processes' CPU use while timing not recorded"
+    worst = float(busy.max())
+    if worst <= IDLE_OTHER_CPUS:
+        return f"timed on an idle machine (other processes: at most {worst:.2f} CPUs busy)"
+    return (f"other processes kept up to {worst:.2f} CPUs busy while timing: these times are not this code's "
+            "alone")
 
 
 def relative_gain(df: pd.DataFrame) -> pd.DataFrame:

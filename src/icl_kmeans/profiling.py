@@ -6,6 +6,10 @@ For one model F_{d:k} and a batch of `batch` tasks of n points:
     forward_eval_ms   forward pass in eval mode under torch.no_grad (inference)
     peak_memory_mb    peak tensor memory of one forward + backward, MB = 2**20 bytes
     extra_dims        embedding width minus d: k (OH), ceil(log2 k) (BN), 0 (NA)
+    other_cpus_busy   CPUs that other processes kept busy, on average, while the cell was measured
+                      (a CPU profile on Linux; NaN on a GPU or elsewhere): 0 on an idle machine. A CPU timing taken beside
+                      other work is not a measurement of this code: OH and BN are interleaved, but a busy
+                      machine still moved the committed round-3 numbers by up to 7x (docs/paper-scale.md)
 Times are the median over `reps` timed repetitions after `warmup` untimed ones (the median resists
 interference from other processes better than the mean); CUDA is synchronised around every timing.
 
@@ -20,6 +24,7 @@ Peak memory counts every tensor alive at the worst moment, including the model a
 from __future__ import annotations
 
 import json
+import math
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -31,12 +36,13 @@ from . import _checks
 from .embeddings import EMBEDDINGS, code_width
 from .losses import smoothed_kmeans_loss
 from .model import ClusterTransformer
-from .profile_table import ATTENTIONS, GRID_COLUMNS, METRICS
+from .profile_table import ATTENTIONS, GRID_COLUMNS, IDLE_OTHER_CPUS, METRICS
 from .tasks import sample_tasks
 from .timing import time_round_robin
 from .device import resolve_device
 
 MB = 2 ** 20
+PROC_STAT = Path("/proc/stat")
 CPU_DEVICE_TYPE = 0  # "Device Type" of a CPU memory event in the profiler's Chrome trace (c10::DeviceType::CPU)
 
 
@@ -62,6 +68,54 @@ def peak_cpu_memory(fn: Callable[[], object]) -> int:
         running += int(e["args"]["Bytes"])
         peak = max(peak, running)
     return peak
+
+
+def _cpu_seconds_busy() -> float | None:
+    """Seconds the whole machine's CPUs have been busy since boot (/proc/stat, Linux), else None."""
+    import os
+
+    try:
+        fields = PROC_STAT.read_text().split("\n", 1)[0].split()
+    except OSError:
+        return None
+    # cpu user nice system idle iowait irq softirq steal ...: every field but idle and iowait is busy time
+    # (guest time is already inside user)
+    ticks = [int(x) for x in fields[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo) and count, e.g. 'AMD EPYC 9B14 x 2'; '' where unknown. A
+    profile resumed on another machine must not mix its cells with this one's (profile_grid)."""
+    import os
+
+    try:
+        names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                 if line.startswith("model name")]
+    except OSError:
+        names = []
+    return f"{names[0]} x {os.cpu_count()}" if names else ""
+
+
+def busy_snapshot() -> tuple:
+    """Now: (the machine's busy CPU seconds, this process's CPU times, the wall clock), for other_cpus_busy."""
+    import os
+    import time
+
+    return _cpu_seconds_busy(), os.times(), time.perf_counter()
+
+
+def other_cpus_busy(since: tuple) -> float:
+    """The mean number of CPUs that processes other than this one kept busy from `since` (busy_snapshot) to now.
+
+    The machine's busy CPU time (/proc/stat) minus this process's own (os.times, all its threads), over
+    the wall time: 0 on an idle machine, about 2 beside two single-threaded jobs. NaN where /proc/stat
+    is missing (not Linux). Clock ticks are 10 ms, so an interval shorter than a few seconds reads coarsely."""
+    (busy0, own0, t0), (busy1, own1, t1) = since, busy_snapshot()
+    if busy0 is None or busy1 is None or t1 <= t0:
+        return math.nan
+    own = (own1.user - own0.user) + (own1.system - own0.system)
+    return max(0.0, (busy1 - busy0 - own) / (t1 - t0))
 
 
 def profile_model(d: int, k: int, embedding: str, n: int = 1024, batch: int = 32, warmup: int = 10, reps: int = 30,
@@ -91,6 +145,7 @@ def profile_model(d: int, k: int, embedding: str, n: int = 1024, batch: int = 32
     if n < k:
         raise ValueError(f"n={n} points is invalid for k={k} centers; expected n >= k")
     dev = resolve_device(None if device is None else str(device))
+    start = busy_snapshot()
 
     models = {}
     for a in attentions:
@@ -150,8 +205,11 @@ def profile_model(d: int, k: int, embedding: str, n: int = 1024, batch: int = 32
         out[a] = dict(forward_train_ms=train[("forward", a)].median, backward_ms=train[("backward", a)].median,
                       peak_memory_mb=peak / MB, extra_dims=code_width(k, embedding))
     forward_eval = time_round_robin({a: no_grad(forward(m)) for a, m in models.items()}, reps, warmup, dev)
+    # on a GPU the host's other work barely moves the timings (and a shared node always has some)
+    others = other_cpus_busy(start) if dev.type == "cpu" else math.nan
     for a in models:
         out[a]["forward_eval_ms"] = forward_eval[a].median
+        out[a]["other_cpus_busy"] = others
     return out
 
 
@@ -164,7 +222,8 @@ def profile_grid(ds, ks, n: int = 1024, batch: int = 32, warmup: int = 10, reps:
     resume: a file (Parquet) where every finished (d, k, embedding) cell is written as soon as it is measured,
     and read back at the start: a stopped grid goes on from its last finished cell (at the paper's sizes a
     CPU takes hours over Fig 1). Its cells are kept only if measured with the same n, batch, warmup, reps,
-    device, seed and attentions (stored beside them); the file is the caller's to delete when done."""
+    device (and CPU model), seed, attentions and metrics (stored beside them); the file is the caller's to
+    delete when done."""
     ds, ks, embeddings = list(ds), list(ks), list(embeddings)
     for name, values in (("ds", ds), ("ks", ks), ("embeddings", embeddings)):
         if not values:
@@ -178,7 +237,9 @@ def profile_grid(ds, ks, n: int = 1024, batch: int = 32, warmup: int = 10, reps:
     from tqdm.auto import tqdm
 
     how = json.dumps(dict(n=n, batch=batch, warmup=warmup, reps=reps, device=str(resolve_device(
-        None if device is None else str(device))), seed=seed, attentions=list(attentions)), sort_keys=True)
+        None if device is None else str(device))), seed=seed, attentions=list(attentions), metrics=list(METRICS),
+        machine=cpu_model() if resolve_device(None if device is None else str(device)).type == "cpu" else ""),
+        sort_keys=True)
     done = _read_resume(resume, how)
     grid = [(d, k, e) for d in ds for k in ks for e in embeddings]
     rows = [r for r in done.itertuples(index=False, name=None) if tuple(r[:3]) in set(grid)]
@@ -188,6 +249,10 @@ def profile_grid(ds, ks, n: int = 1024, batch: int = 32, warmup: int = 10, reps:
     for d, k, e in tqdm([c for c in grid if c not in finished], desc="profile", disable=not progress):
         result = profile_model(d, k, e, n=n, batch=batch, warmup=warmup, reps=reps, device=device, seed=seed,
                                attentions=attentions)
+        others = next(iter(result.values()))["other_cpus_busy"]
+        if progress and others > IDLE_OTHER_CPUS:  # NaN (a GPU) never warns
+            print(f"profile: d={d} k={k} {e}: other processes kept {others:.2f} CPUs busy while it was timed; "
+                  "its times are not this code's alone", flush=True)
         rows += [(d, k, e, a, metric, float(r[metric])) for a, r in result.items() for metric in METRICS]
         if resume is not None:
             _write_resume(resume, rows, how)

@@ -87,6 +87,9 @@ rule profile_timing:
         fig="|".join(EVAL_KINDS["profile"]) or "(?!)",
     conda:
         TORCH_ENV
+    # The CPUs a GPU job gets on SLURM (cpus_per_gpu), capped by --cores: on a small machine it takes them all,
+    # so no other job of this run is timed beside it (the profile records what else kept CPUs busy)
+    threads: GPU["cpus_per_gpu"]
     resources:
         **gpu_resources("1h"),
     params:

@@ -12,6 +12,8 @@ Columns:
     backward_ms_OH, backward_ms_BN, backward_speedup
     peak_memory_mb_OH, peak_memory_mb_BN, memory_reduction_pct   (100 * (1 - BN / OH))
     forward_eval_ms_OH, forward_eval_ms_BN, forward_eval_speedup (forward in eval mode, no autograd)
+    other_cpus_busy      CPUs other processes kept busy while the row's OH and BN were timed (the larger
+                         of the two; NaN in a profile written before it was recorded): 0 on an idle machine
     device
 Written as CSV (full precision) and Markdown (rounded, with a header line naming the scale and the
 device). The paper, at k = 1000 on a laptop GPU: forward 193.07 vs 15.90 ms (12.14x), backward 308.28 vs
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..profile_table import ATTENTIONS, PAPER_ATTENTION
+from ..profile_table import ATTENTIONS, PAPER_ATTENTION, busy_text
 from .figures import scale_line
 from .specs import table1 as spec
 
@@ -35,7 +37,8 @@ ATTENTION_NAMES = {"materialised": "paper-comparable (the n x n distances and so
                    "fused": "this pipeline's memory-linear kernel (what it trains with)"}
 COLUMNS = ["attention", "k", "extra_dims_OH", "extra_dims_BN", "forward_ms_OH", "forward_ms_BN", "forward_speedup",
            "backward_ms_OH", "backward_ms_BN", "backward_speedup", "peak_memory_mb_OH", "peak_memory_mb_BN",
-           "memory_reduction_pct", "forward_eval_ms_OH", "forward_eval_ms_BN", "forward_eval_speedup", "device"]
+           "memory_reduction_pct", "forward_eval_ms_OH", "forward_eval_ms_BN", "forward_eval_speedup",
+           "other_cpus_busy", "device"]
 SOURCE = {"extra_dims": "extra_dims", "forward_ms": "forward_train_ms", "backward_ms": "backward_ms",
           "peak_memory_mb": "peak_memory_mb", "forward_eval_ms": "forward_eval_ms"}
 MARKDOWN_HEADER = ["k", "extra dims OH / BN", "forward ms OH", "forward ms BN", "forward speedup",
@@ -68,6 +71,8 @@ def build(df: pd.DataFrame, d: int = D) -> pd.DataFrame:
     for name in ("forward", "backward", "forward_eval"):
         out[f"{name}_speedup"] = out[f"{name}_ms_OH"] / out[f"{name}_ms_BN"]
     out["memory_reduction_pct"] = 100.0 * (1.0 - out["peak_memory_mb_BN"] / out["peak_memory_mb_OH"])
+    busy = [c for c in wide.columns if c[0] == "other_cpus_busy"]
+    out["other_cpus_busy"] = wide[busy].max(axis=1) if busy else float("nan")
     if "device" in sub:
         out["device"] = sub.groupby(["attention", "k"])["device"].agg(lambda s: ",".join(sorted(set(s.dropna()))))
     else:
@@ -93,6 +98,10 @@ def markdown(table: pd.DataFrame, settings: dict | None = None) -> str:
     if devices:
         lines += [f"Device: {', '.join(d for d in devices if d)}. Times in ms are medians of the timed "
                   "repetitions; the forward pass is in train mode (with autograd).", ""]
+    busy = busy_text(table["other_cpus_busy"], devices)
+    if busy:
+        lines += [f"{busy[0].upper()}{busy[1:]} (each row: the larger of OH's and BN's measurement; a CPU time "
+                  "taken beside other work is not a measurement of this code).", ""]
     for attention in [a for a in ATTENTIONS if a in set(table["attention"])]:
         lines += [f"## {attention} attention: {ATTENTION_NAMES[attention]}", ""]
         lines.append("| " + " | ".join(MARKDOWN_HEADER) + " |")

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from ...profile_table import ATTENTIONS, relative_gain
+from ...profile_table import ATTENTIONS, busy_text, relative_gain
 from .common import FONT, PAGE_WIDTH, finish, require
 
 PROFILE_METRICS = {"forward_train_ms": "forward time (train mode)", "backward_ms": "backward time",
@@ -57,8 +57,9 @@ def plot_gains(df, settings, fig_id):
             ax.set_xlabel("k")
             ax.set_ylabel("d" if c == 0 else "")
     colourbar(figure, figure.add_subplot(gs[:, -1]), span)
-    finish(figure, fig_id, settings, extra=f"device {device}; times: median of the timed repetitions; "
-           "numbers: OH / BN; one colour scale (blue: BN better, red: OH better)")
+    busy = busy_text(df.loc[df["metric"] == "other_cpus_busy", "value"], device.split(", "))
+    finish(figure, fig_id, settings, extra=f"device {device}{', ' + busy if busy else ''}; times: median of the "
+           "timed repetitions; numbers: OH / BN; one colour scale (blue: BN better, red: OH better)")
     return figure
 
 
