@@ -173,7 +173,7 @@ def test_every_claim_fails_on_contrary_tables(tmp_path):
 def test_a_timing_claim_decides_nothing_on_times_taken_beside_other_work(tmp_path):
     """Round 3's Table 1 and Fig 1 were timed beside training jobs: a cell took 7x its idle time. A timing claim
     (6a, 6b, 6d, 8b, 8c) is INCONCLUSIVE when other processes kept more than IDLE_OTHER_CPUS CPUs busy in a cell
-    it reads; the memory and width claims (6c, 6e, 8a) do not depend on it."""
+    it reads, or when a CPU profile did not record it; the memory and width claims (6c, 6e, 8a) do not depend on it."""
     from icl_kmeans.profile_table import IDLE_OTHER_CPUS
 
     paper = _paper_like(True)
@@ -201,9 +201,10 @@ def test_a_timing_claim_decides_nothing_on_times_taken_beside_other_work(tmp_pat
             assert df.loc[cid, "status"] == want, (cid, df.loc[cid, "detail"])
         for cid in inconclusive:
             assert f"more than {IDLE_OTHER_CPUS:g}" in df.loc[cid, "detail"], df.loc[cid, "detail"]
-    unrecorded = decide(None)
-    assert (unrecorded.loc[list(timing), "status"] == C.PASS).all()
-    assert all("not recorded" in unrecorded.loc[c, "detail"] for c in timing)
+    unrecorded = decide(None)  # a CPU profile from before it was recorded: nothing vouches for its times
+    assert (unrecorded.loc[list(timing), "status"] == C.INCONCLUSIVE).all()
+    assert (unrecorded.loc[list(untimed), "status"] == C.PASS).all()
+    assert all("was not recorded" in unrecorded.loc[c, "detail"] for c in timing)
 
 
 def test_not_run_when_the_preset_lacks_the_data(tmp_path):
@@ -237,6 +238,32 @@ def test_claim_3_compares_steps_when_each_d_has_its_own_M(tmp_path):
     # "removes" (the rule before 2026-12-05 passed this)
     assert df.loc["3b", "status"] == C.FAIL and df.loc["3b", "measured"] == "0/2", df.loc["3b", "detail"]
     assert "L2: gap 30 at d=4, 20 at d=32 (not removed)" in df.loc["3b", "detail"]
+
+
+def test_claim_3b_compares_no_regularizer_whose_gap_is_unknown(tmp_path):
+    """Paper scale, tau = 0.25: neither OH:NE nor BN:NE reaches one Lloyd step at d = 4 within M, so NE's gap there is
+    unknown. It used to be read as a gap of 0 (both "never"), and NE then failed "removes" on d = 32's 150 steps."""
+    def tables_for(ne_never_at_d4: bool, l2_never_at_d4: bool = False):
+        def rel(cell, curve, metric, step):
+            if metric == "train_loss":
+                return 1.0
+            if cell["d"] == 4 and ((curve.endswith("NE") and ne_never_at_d4) or (curve.endswith("L2") and l2_never_at_d4)):
+                return 1.5
+            lag = {4: 40, 32: 10}[cell["d"]] if curve.startswith("BN") else 0
+            return 0.9 if step >= 10 + lag else 1.5
+
+        fig14 = pd.concat([_training("fig14", [dict(d=4, tau=t)], rel, steps=range(0, 81, 10)) for t in (0.25, 0.1)]
+                          + [_training("fig14", [dict(d=32, tau=t)], rel, steps=range(0, 41, 10)) for t in (0.25, 0.1)])
+        return dict(_paper_like(True), fig14=fig14)
+
+    both = C.check(_write_tables(tmp_path / "a", tables_for(False)), resolved("paper")).set_index("id").loc["3b"]
+    assert both["status"] == C.PASS and both["measured"] == "2/2", both["detail"]
+    ne_never = C.check(_write_tables(tmp_path / "b", tables_for(True)), resolved("paper")).set_index("id").loc["3b"]
+    assert ne_never["status"] == C.PASS and ne_never["measured"] == "1/1", ne_never["detail"]
+    assert "not compared (a curve never converges where the gap is read): NE" in ne_never["detail"]
+    assert "L2: gap 40 at d=4, 10 at d=32" in ne_never["detail"]
+    none = C.check(_write_tables(tmp_path / "c", tables_for(True, True)), resolved("paper")).set_index("id").loc["3b"]
+    assert none["status"] == C.NOT_RUN and "no regularizer to compare" in none["detail"], none["detail"]
 
 
 def test_a_broken_table_is_an_error_not_a_finding(tmp_path):

@@ -216,23 +216,34 @@ def claim_3a(tables):
 @claim("3b", "Fig 2b, §3 (and Fig 14)", "fig14",
        "At tau = 0.25, increasing d removes the OH-BN convergence gap (both regularisers).",
        f"Fig 14 at tau = {CLAIM3B_TAU:g}, per regularizer: gap(d) = steps_BN - steps_OH > 0 at the smallest d and "
-       f"|gap| at the largest d <= {CLAIM3B_REMOVED:g} x gap at the smallest d (\"removes\")",
+       f"|gap| at the largest d <= {CLAIM3B_REMOVED:g} x gap at the smallest d (\"removes\"); a regularizer is "
+       "not compared where neither curve converges at the smallest d or either does not at the largest (the gap is "
+       "unknown there; BN alone never converging at the smallest d gives the bound M - steps_OH, which only makes "
+       "'removes' harder)",
        f"{CLAIM3B_REMOVED:g} x", quote=_QUOTES['3'])
 def claim_3b(tables):
     st = _claim3_steps(tables)
     st = st[np.isclose(st["tau"].astype(float), CLAIM3B_TAU)]
     if st.empty or st["d"].nunique() < 2:
         raise NotRun(f"fig14 holds {st['d'].nunique()} value(s) of d at tau = {CLAIM3B_TAU:g}; the claim needs two")
-    held, parts = 0, []
-    regs = sorted(st["regularizer"].unique())
-    for reg in regs:
+    held, compared, parts, skipped = 0, 0, [], []
+    for reg in sorted(st["regularizer"].unique()):
         g = st[st["regularizer"] == reg].sort_values("d")
-        lo, hi = float(g["BN"].iloc[0] - g["OH"].iloc[0]), float(g["BN"].iloc[-1] - g["OH"].iloc[-1])
+        small, large = g.iloc[0], g.iloc[-1]
+        steps = " [" + "; ".join(_steps_str(r) for r in g.itertuples()) + "]"
+        if (small["OH_censored"] and small["BN_censored"]) or large["OH_censored"] or large["BN_censored"]:
+            skipped.append(f"{reg}{steps}")
+            continue
+        lo, hi = float(small["BN"] - small["OH"]), float(large["BN"] - large["OH"])
         ok = lo > 0 and abs(hi) <= CLAIM3B_REMOVED * lo
-        held += ok
-        parts.append(f"{reg}: gap {_fmt(lo)} at d={g['d'].iloc[0]}, {_fmt(hi)} at d={g['d'].iloc[-1]}"
-                     + ("" if ok else " (not removed)") + " [" + "; ".join(_steps_str(r) for r in g.itertuples()) + "]")
-    return every_cell(held, len(regs), "; ".join(parts), "regularizers")
+        held, compared = held + ok, compared + 1
+        parts.append(f"{reg}: gap {_fmt(lo)} at d={small['d']}, {_fmt(hi)} at d={large['d']}"
+                     + ("" if ok else " (not removed)") + steps)
+    detail = "; ".join(parts) + ("; not compared (a curve never converges where the gap is read): " + "; ".join(skipped)
+                                 if skipped else "")
+    if not compared:
+        raise NotRun(f"no regularizer to compare at tau = {CLAIM3B_TAU:g}: {detail.removeprefix('; ')}")
+    return every_cell(held, compared, detail, "regularizers")
 
 
 @claim("4", "Fig 8, §4 (and Fig 4)", "fig8",
@@ -299,8 +310,8 @@ def claim_5c(tables):
 def _timed_alone(result, profile: pd.DataFrame, cells: pd.DataFrame):
     """A timing claim's verdict stands only on times taken on an idle machine: INCONCLUSIVE when other
     processes kept more than IDLE_OTHER_CPUS CPUs busy while one of the (d, k) `cells` it reads was timed
-    (the profile's other_cpus_busy). A CPU profile that did not record it keeps its verdict, and says so; a
-    GPU profile keeps it as it is."""
+    (the profile's other_cpus_busy), or when a CPU profile did not record it (round 3's first Table 1 and Fig 1
+    were timed beside training jobs before it was). A GPU profile keeps its verdict as it is."""
     from ..profile_table import IDLE_OTHER_CPUS
 
     measured, ok, detail = (result.measured, result.status, result.detail) if isinstance(result, Verdict) else result
@@ -309,13 +320,14 @@ def _timed_alone(result, profile: pd.DataFrame, cells: pd.DataFrame):
     read = profile.set_index(["d", "k"]).index.isin(cells.set_index(["d", "k"]).index)
     busy = profile.loc[read & (profile["metric"] == "other_cpus_busy").to_numpy(), "value"].astype(float)
     if busy.isna().all():
-        note = "; other processes' CPU use while timing: not recorded"
-    elif (worst := float(busy.max())) <= IDLE_OTHER_CPUS:
-        note = f"; timed on an idle machine (other processes: at most {_fmt(worst)} CPUs busy)"
-    else:
+        return Verdict(measured, INCONCLUSIVE, f"{detail}; other processes' CPU use while timing was not recorded (a "
+                       "profile from before it was), so these times may not be this code's alone and decide nothing; "
+                       "profile again on an idle machine")
+    if (worst := float(busy.max())) > IDLE_OTHER_CPUS:
         return Verdict(measured, INCONCLUSIVE, f"{detail}; timed while other processes kept up to {_fmt(worst)} CPUs "
                        f"busy (more than {IDLE_OTHER_CPUS:g}): these times are not this code's alone, so they decide "
                        "nothing; profile again on an idle machine")
+    note = f"; timed on an idle machine (other processes: at most {_fmt(worst)} CPUs busy)"
     return Verdict(measured, ok, detail + note) if isinstance(result, Verdict) else (measured, ok, detail + note)
 
 
