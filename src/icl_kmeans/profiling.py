@@ -6,10 +6,10 @@ For one model F_{d:k} and a batch of `batch` tasks of n points:
     forward_eval_ms   forward pass in eval mode under torch.no_grad (inference)
     peak_memory_mb    peak tensor memory of one forward + backward, MB = 2**20 bytes
     extra_dims        embedding width minus d: k (OH), ceil(log2 k) (BN), 0 (NA)
-    other_cpus_busy   CPUs that other processes kept busy, on average, while the cell was measured
-                      (a CPU profile on Linux; NaN on a GPU or elsewhere): 0 on an idle machine. A CPU timing taken beside
-                      other work is not a measurement of this code: OH and BN are interleaved, but a busy
-                      machine still moved the committed round-3 numbers by up to 7x (docs/paper-scale.md)
+    other_cpus_busy   CPUs that other processes kept busy, on average, while the cell was measured (a
+                      CPU profile on Linux; NaN on a GPU or elsewhere): 0 on an idle machine. A CPU time
+                      taken beside other work is not a measurement of this code: OH and BN are interleaved,
+                      but a busy machine still moved round 3's numbers by up to 7x (docs/science.md §10)
 Times are the median over `reps` timed repetitions after `warmup` untimed ones (the median resists
 interference from other processes better than the mean); CUDA is synchronised around every timing.
 
