@@ -167,3 +167,15 @@ def test_a_profile_records_what_else_kept_the_cpus_busy():
     r = profile_model(4, 10, "BN", **FAST)
     values = {a: m["other_cpus_busy"] for a, m in r.items()}
     assert len(set(values.values())) == 1 and next(iter(values.values())) >= 0, values  # one reading per cell
+
+
+def test_machine_load_sorts_a_profile_into_gpu_not_recorded_idle_and_busy():
+    """One decision behind Table 1's and Fig 1's line, the profile's warning and the timing claims."""
+    from icl_kmeans.profile_table import BUSY, IDLE, IDLE_OTHER_CPUS, NOT_RECORDED, ON_GPU, busy_text, machine_load
+
+    nan = float("nan")
+    assert machine_load([0.0, 5.0], ["cuda:0"])[0] == ON_GPU and busy_text([5.0], ["cuda:0"]) == ""
+    assert machine_load([nan, nan], ["cpu"])[0] == NOT_RECORDED and machine_load([])[0] == NOT_RECORDED
+    assert machine_load([0.02, nan, IDLE_OTHER_CPUS]) == (IDLE, IDLE_OTHER_CPUS)  # the limit itself is idle
+    assert machine_load([0.02, IDLE_OTHER_CPUS + 0.01]) == (BUSY, IDLE_OTHER_CPUS + 0.01)
+    assert "idle machine" in busy_text([0.05]) and "not this code's alone" in busy_text([1.3])

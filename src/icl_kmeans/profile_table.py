@@ -20,19 +20,33 @@ GRID_COLUMNS = ["d", "k", "embedding", "attention", "metric", "value"]
 IDLE_OTHER_CPUS = 0.25
 
 
-def busy_text(busy: pd.Series, devices=()) -> str:
-    """What else ran while the times were taken (the other_cpus_busy values of a table or figure, measured on
-    `devices`); "" for a GPU profile (the host's other work barely moves its timings, and is not recorded)."""
+# machine_load's answers: how far times taken on a CPU are the code's alone.
+ON_GPU, NOT_RECORDED, IDLE, BUSY = "on a GPU", "not recorded", "idle", "busy"
+
+
+def machine_load(busy, devices=()) -> tuple[str, float]:
+    """What else ran while a profile's times were taken, from its other_cpus_busy values (one or many, measured
+    on `devices`): (ON_GPU, nan) when any device is a GPU (the host's other work barely moves its timings, and
+    is not recorded there); (NOT_RECORDED, nan) when no value is recorded; else (IDLE or BUSY, the largest
+    value), BUSY above IDLE_OTHER_CPUS. The one decision behind Table 1's and Fig 1's line, the profile's
+    warning and the timing claims' verdicts."""
     if any(str(d).startswith("cuda") for d in devices):
-        return ""
+        return ON_GPU, math.nan
     busy = pd.Series(busy, dtype=float)
     if busy.isna().all():
-        return "other processes' CPU use while timing not recorded"
+        return NOT_RECORDED, math.nan
     worst = float(busy.max())
-    if worst <= IDLE_OTHER_CPUS:
-        return f"timed on an idle machine (other processes: at most {worst:.2f} CPUs busy)"
-    return (f"other processes kept up to {worst:.2f} CPUs busy while timing: these times are not this code's "
-            "alone")
+    return (BUSY if worst > IDLE_OTHER_CPUS else IDLE), worst
+
+
+def busy_text(busy, devices=()) -> str:
+    """Table 1's and Fig 1's line on what else ran while their times were taken (machine_load); "" on a GPU."""
+    load, worst = machine_load(busy, devices)
+    return {ON_GPU: "",
+            NOT_RECORDED: "other processes' CPU use while timing not recorded",
+            IDLE: f"timed on an idle machine (other processes: at most {worst:.2f} CPUs busy)",
+            BUSY: f"other processes kept up to {worst:.2f} CPUs busy while timing: these times are not this "
+                  "code's alone"}[load]
 
 
 def relative_gain(df: pd.DataFrame) -> pd.DataFrame:

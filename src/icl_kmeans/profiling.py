@@ -36,7 +36,7 @@ from . import _checks
 from .embeddings import EMBEDDINGS, code_width
 from .losses import smoothed_kmeans_loss
 from .model import ClusterTransformer
-from .profile_table import ATTENTIONS, GRID_COLUMNS, IDLE_OTHER_CPUS, METRICS
+from .profile_table import ATTENTIONS, BUSY, GRID_COLUMNS, METRICS, machine_load
 from .tasks import sample_tasks
 from .timing import time_round_robin
 from .device import resolve_device
@@ -250,7 +250,7 @@ def profile_grid(ds, ks, n: int = 1024, batch: int = 32, warmup: int = 10, reps:
         result = profile_model(d, k, e, n=n, batch=batch, warmup=warmup, reps=reps, device=device, seed=seed,
                                attentions=attentions)
         others = next(iter(result.values()))["other_cpus_busy"]
-        if progress and others > IDLE_OTHER_CPUS:  # NaN (a GPU) never warns
+        if progress and machine_load([others])[0] == BUSY:  # NaN (a GPU) is never busy
             print(f"profile: d={d} k={k} {e}: other processes kept {others:.2f} CPUs busy while it was timed; "
                   "its times are not this code's alone", flush=True)
         rows += [(d, k, e, a, metric, float(r[metric])) for a, r in result.items() for metric in METRICS]

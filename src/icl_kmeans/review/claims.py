@@ -312,18 +312,20 @@ def _timed_alone(result, profile: pd.DataFrame, cells: pd.DataFrame):
     processes kept more than IDLE_OTHER_CPUS CPUs busy while one of the (d, k) `cells` it reads was timed
     (the profile's other_cpus_busy), or when a CPU profile did not record it (round 3's first Table 1 and Fig 1
     were timed beside training jobs before it was). A GPU profile keeps its verdict as it is."""
-    from ..profile_table import IDLE_OTHER_CPUS
+    from ..profile_table import BUSY, IDLE_OTHER_CPUS, NOT_RECORDED, ON_GPU, machine_load
 
     measured, ok, detail = (result.measured, result.status, result.detail) if isinstance(result, Verdict) else result
-    if "device" in profile and profile["device"].astype(str).str.startswith("cuda").any():
-        return result  # timed on a GPU: the host's other work barely moves it (not recorded there)
     read = profile.set_index(["d", "k"]).index.isin(cells.set_index(["d", "k"]).index)
-    busy = profile.loc[read & (profile["metric"] == "other_cpus_busy").to_numpy(), "value"].astype(float)
-    if busy.isna().all():
+    devices = profile["device"].astype(str).unique() if "device" in profile else ()
+    load, worst = machine_load(profile.loc[read & (profile["metric"] == "other_cpus_busy").to_numpy(), "value"],
+                               devices)
+    if load == ON_GPU:
+        return result
+    if load == NOT_RECORDED:
         return Verdict(measured, INCONCLUSIVE, f"{detail}; other processes' CPU use while timing was not recorded (a "
                        "profile from before it was), so these times may not be this code's alone and decide nothing; "
                        "profile again on an idle machine")
-    if (worst := float(busy.max())) > IDLE_OTHER_CPUS:
+    if load == BUSY:
         return Verdict(measured, INCONCLUSIVE, f"{detail}; timed while other processes kept up to {_fmt(worst)} CPUs "
                        f"busy (more than {IDLE_OTHER_CPUS:g}): these times are not this code's alone, so they decide "
                        "nothing; profile again on an idle machine")
