@@ -406,6 +406,33 @@ def test_png_comparison(tmp_path):
     assert compare(tmp_path / "a.png", tmp_path / "nope.png", [], False)[0] == "missing"
 
 
+def _pdf(path, fill, corner=1.0):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(2, 2))
+    ax.fill([0, corner, 1], [0, 1, 0], color=fill)
+    ax.set_title("a triangle")
+    fig.savefig(path, metadata={"CreationDate": None})
+    plt.close(fig)
+
+
+def test_pdf_that_draws_the_same_but_for_a_colour_at_a_bin_edge_is_drawing_equal(tmp_path):
+    """A colormap lookup at a bin edge flips with the CPU (Fig 3's contours on an AVX2 machine against the
+    AVX-512 one that drew them): colours within PNG_PIXEL_TOL pass; a moved vertex or a new colour does not."""
+    _pdf(tmp_path / "a.pdf", (0.3692, 0.7889, 0.3829))
+    _pdf(tmp_path / "near.pdf", (0.3607, 0.7860, 0.3878))
+    _pdf(tmp_path / "far.pdf", (0.9, 0.1, 0.1))
+    _pdf(tmp_path / "moved.pdf", (0.3692, 0.7889, 0.3829), corner=0.9)
+    assert (tmp_path / "a.pdf").read_bytes() != (tmp_path / "near.pdf").read_bytes()
+    status, detail = compare(tmp_path / "a.pdf", tmp_path / "near.pdf", [], False)
+    assert status == "drawing-equal" and "0.0085" in detail, detail
+    assert compare(tmp_path / "a.pdf", tmp_path / "far.pdf", [], False)[0] == "differs"
+    assert compare(tmp_path / "a.pdf", tmp_path / "moved.pdf", [], False)[0] == "differs"
+
+
 def test_pdf_and_csv_comparison(tmp_path):
     (tmp_path / "a.pdf").write_bytes(b"%PDF a")
     (tmp_path / "b.pdf").write_bytes(b"%PDF b")

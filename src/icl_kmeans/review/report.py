@@ -24,6 +24,7 @@ from .report_claims import evidence, figure_blocks, index_table, paper_label, su
 
 STATUS_COLOURS = {"PASS": "#1b7f3b", "PARTLY": "#a06000", "INCONCLUSIVE": "#5a4fcf", "FAIL": "#b00020", "NOT-RUN": "#6b6b6b", "ERROR": "#b00020",
                   "identical": "#1b7f3b", "pixel-equal": "#1b7f3b", "numeric-equal": "#1b7f3b",
+                  "drawing-equal": "#1b7f3b",
                   "env-differs": "#a06000", "superseded": "#a06000", "differs": "#b00020", "missing": "#b00020"}
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;
