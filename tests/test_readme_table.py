@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -13,6 +14,30 @@ from icl_kmeans.review import paper_scale_doc as P
 from icl_kmeans.review import readme_table as R
 
 REPO = Path(__file__).resolve().parents[1]
+_CLAIMS: dict[str, pd.DataFrame] = {}
+
+
+def _folder_digest(folder: Path) -> str:
+    """What R.paper_scale_claims reads (tables, records, metrics, settings, verdict history), hashed."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("checkpoint.pt")):
+        h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+@pytest.fixture(autouse=True)
+def claims_checked_once_per_folder_content(monkeypatch):
+    """R.paper_scale_claims is a pure function of the folder's files, and checking the 45 claims on the committed
+    folder is most of R.main's time: each content is checked once (a test that changes a table gets a fresh check)."""
+    real = R.paper_scale_claims
+
+    def once(repo: Path = REPO) -> pd.DataFrame:
+        key = _folder_digest(Path(repo) / R.PAPER_SCALE)
+        if key not in _CLAIMS:
+            _CLAIMS[key] = real(repo)
+        return _CLAIMS[key].copy()
+
+    monkeypatch.setattr(R, "paper_scale_claims", once)
 
 
 def test_readme_holds_the_generated_table():
