@@ -17,10 +17,20 @@ REPO = Path(__file__).resolve().parents[1]
 _CLAIMS: dict[str, pd.DataFrame] = {}
 
 
+CLAIM_PARTS = ("tables", "runs", "metrics")  # with the settings and the verdict history: what the claims read
+CLAIM_FILES = ("manifest.json", "review/claims.history.csv")
+
+
+def _claim_inputs(folder: Path) -> list[Path]:
+    """The files of a results folder that R.paper_scale_claims reads (not the checkpoints or resume files)."""
+    files = [p for part in CLAIM_PARTS for p in (folder / part).rglob("*")
+             if p.is_file() and not p.name.startswith("checkpoint.pt")]
+    return sorted(files + [folder / name for name in CLAIM_FILES if (folder / name).is_file()])
+
+
 def _folder_digest(folder: Path) -> str:
-    """What R.paper_scale_claims reads (tables, records, metrics, settings, verdict history), hashed."""
     h = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("checkpoint.pt")):
+    for path in _claim_inputs(folder):
         h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 
@@ -49,7 +59,7 @@ def _repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     src = REPO / R.PAPER_SCALE
     dst = repo / R.PAPER_SCALE
-    for part in ("tables", "runs", "metrics"):
+    for part in CLAIM_PARTS:
         shutil.copytree(src / part, dst / part, ignore=shutil.ignore_patterns("checkpoint.pt"))
     for name in ("manifest.json", "manifest.tsv"):
         shutil.copy2(src / name, dst / name)
