@@ -263,6 +263,30 @@ def test_claims_16_read_the_trajectory_from_the_first_validation_after_step_0(tm
     assert out.loc["16a", "status"] == C.PARTLY and out.loc["16a", "measured"] == "4/6", out.loc["16a", "detail"]
 
 
+def test_a_cell_two_figures_hold_with_the_same_runs_counts_once(tmp_path):
+    """Fig 16 at k = 10 is Fig 4's configurations and Fig 2a is Fig 10 at d = 4 (the same run ids, as the DAG
+    shares them): the same seeds read through two figures are one cell, named by both, never two."""
+    tables = _paper_like(True)
+    fig16 = tables["fig16"]
+    tables["fig16"] = pd.concat([fig16[fig16["k"] != 10], tables["fig4"].assign(figure="fig16", k=10)],
+                                ignore_index=True)
+    fig10 = tables["fig10"]
+    tables["fig2"] = fig10[fig10["d"] == 4].assign(figure="fig2")
+    out = _check(tmp_path, tables, ["15a", "15d", "15e", "16a", "16b"])
+    # unique cells: 15a cauchy: Fig 4's 2 taus + Fig 16's k = 6 at 2 taus, x 6 curves; 15d: (4 families x 4 curves)
+    # at k = 10 and at k = 6; 15e: (4 families x 2 embeddings) at each k; 16a/16b: d in {4, 32} x 3 embeddings
+    totals = {"15a": 24, "15d": 32, "15e": 16, "16a": 6, "16b": 6}
+    for cid, total in totals.items():
+        assert str(out.loc[cid, "measured"]).endswith(f"/{total}"), (cid, out.loc[cid, "measured"])
+    assert "fig4=fig16 cauchy k=10 tau=1 OH:NE" in out.loc["15a", "detail"]
+    assert "fig4=fig16 normal k=10 tau=0.1 BN:" in out.loc["15e", "detail"]
+    assert "fig2=fig10 d=4 OH:NE" in out.loc["16a", "detail"] and "fig10 d=32 OH:NE" in out.loc["16a", "detail"]
+    # different runs in the two figures (another configuration) stay two cells
+    tables["fig2"] = tables["fig2"].assign(run=tables["fig2"]["run"] + "-other")
+    again = _check(tmp_path / "other", tables, ["16a"])
+    assert str(again.loc["16a", "measured"]).endswith("/9"), again.loc["16a", "detail"]
+
+
 def test_claims_9_report_every_seed_with_its_diverged_step_last_and_best_values(tmp_path):
     """The paper's stuck OH seeds next to BN's with the same seed: each (curve, seed) with the step it diverged
     at, its last finite relative validation loss and its best one after step 0."""

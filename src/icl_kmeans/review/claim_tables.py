@@ -100,6 +100,24 @@ def training_ends(df: pd.DataFrame, keys: list[str], metric: str) -> pd.DataFram
     return pd.DataFrame(rows, columns=keys + ["curve", "value", "seeds", "diverged"])
 
 
+def cell_runs(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per (keys..., curve): the (run, seed) pairs the cell reads, as one string (`runs`): the cell's identity."""
+    pairs = df[keys + ["curve", "run", "seed"]].drop_duplicates()
+    pairs = pairs.assign(pair=pairs["run"].astype(str) + "/" + pairs["seed"].astype(str))
+    return pairs.groupby(keys + ["curve"], as_index=False)["pair"].agg(lambda p: " ".join(sorted(p))).rename(
+        columns={"pair": "runs"})
+
+
+def counted_once(cells: pd.DataFrame) -> pd.DataFrame:
+    """cells (a `fig` and a `runs` column, from cell_runs) with each set of runs once: two figures can hold the
+    same runs (Fig 16's k = 10 parts are Fig 4's configurations, Fig 2a is Fig 10 at d = 4), and the same seeds
+    read twice are one measurement, not two cells. The cell kept is the first figure's, its `fig` naming every
+    figure that holds it ("fig4=fig16")."""
+    names = cells.groupby("runs", sort=False)["fig"].agg(lambda f: "=".join(dict.fromkeys(f)))
+    once = cells.drop_duplicates("runs").reset_index(drop=True)
+    return once.assign(fig=once["runs"].map(names)).drop(columns="runs")
+
+
 def rel_val_after_start(df: pd.DataFrame) -> pd.DataFrame:
     """The finite relative validation losses after step 0: step 0 is the untrained model, which every run
     falls from, so a trajectory read against it says nothing (the figures' axes start there too)."""

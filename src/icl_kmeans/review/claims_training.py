@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from .claim_core import NotRun, claim, every_cell, fmt as _fmt, require as _require
-from .claim_tables import OH_BN, REL_VAL_ONE, fig15_cell, rel_val_after_start, training_ends
+from .claim_tables import (OH_BN, REL_VAL_ONE, cell_runs, counted_once, fig15_cell, rel_val_after_start,
+                           training_ends)
 
 CAUCHY = "cauchy"
 EQUAL_GEN_MAX = 0.05   # 15e: "generalize equally well": |NE - L2| of the final relative validation loss <= 0.05
@@ -25,17 +26,20 @@ FIG14A_VANISHED = 0.25  # 14: "vanishes": at the largest d at most a quarter of 
 #                         (as claim 3b reads "removes"; before 2026-12-06 any shrinking passed)
 
 
-def _family_cells(tables, figs=("fig4", "fig16")) -> pd.DataFrame:
-    """Final relative validation losses per (fig, family, k, tau, curve) of the per-family training figures held."""
-    out = []
+def _family_cells(tables, figs=("fig4", "fig16"), once=True) -> pd.DataFrame:
+    """Final relative validation losses per (fig, family, k, tau, curve) of the per-family training figures held;
+    a cell both figures hold (Fig 16 at k = 10 is Fig 4's runs) counts once, as "fig4=fig16" (not once: each
+    figure's cells, with the `runs` they read)."""
+    keys, out = ["family", "k", "tau"], []
     for fig, df in tables.held(figs):
         if "k" not in df:
             df = df.assign(k=10)  # Fig 4 trains d = 32, k = 10 (science.md §10)
-        ends = training_ends(df, ["family", "k", "tau"], "rel_val_loss").assign(fig=fig)
-        out.append(ends)
+        ends = training_ends(df, keys, "rel_val_loss").merge(cell_runs(df, keys), on=keys + ["curve"])
+        out.append(ends.assign(fig=fig))
     if not out:
         raise NotRun("neither fig4 nor fig16 was produced")
-    return pd.concat(out, ignore_index=True)
+    cells = pd.concat(out, ignore_index=True)
+    return counted_once(cells) if once else cells
 
 
 def _cells(df: pd.DataFrame, col="value") -> str:
@@ -50,8 +54,8 @@ def _all_cells(df: pd.DataFrame, ok: pd.Series, what: str):
 
 @claim("15a", "Fig 4, §3 (and Fig 16, App F)", "fig4",
        "Models trained on cauchy tasks do not generalise: worse than one Lloyd step on unseen cauchy tasks.",
-       "every cauchy curve (all six, every k and tau of Fig 4 and Fig 16): median final relative validation loss > "
-       "threshold", f"{REL_VAL_ONE:g}", reference="under any of the configurations considered",
+       "every cauchy curve (all six, every k and tau of Fig 4 and Fig 16; a curve both figures hold, the same runs, "
+       "counted once): median final relative validation loss > threshold", f"{REL_VAL_ONE:g}", reference="under any of the configurations considered",
        quote="First, we see that our proposed training scheme is unable to generalize when trained with data from "
              "the cauchy distribution -- the training seems to converge very quickly, but the performance on unseen "
              "clustering tasks are significantly worse than that of the single Lloyd's iteration.")
@@ -89,8 +93,8 @@ def claim_15c(tables):
 
 @claim("15d", "Fig 16, App F (and Fig 4)", "fig16",
        "At tau = 0.1, OH and BN with NE and L2 outperform one Lloyd step on every non-cauchy family.",
-       "every Fig 4 and Fig 16 cell at tau = 0.1, family other than cauchy, curves OH:NE, OH:L2, BN:NE, BN:L2: "
-       "median final relative validation loss < threshold", f"{REL_VAL_ONE:g}",
+       "every Fig 4 and Fig 16 cell at tau = 0.1, family other than cauchy, curves OH:NE, OH:L2, BN:NE, BN:L2 (a "
+       "cell both figures hold, the same runs, counted once): median final relative validation loss < threshold", f"{REL_VAL_ONE:g}",
        quote="With a smaller min-regularization penalty tau = 0.1 providing tighter clustering loss upper-bounds for "
              "training in Figure 16(c) and Figure 16(d), we see that both NE-regularized and L2-regularized min with "
              "OH and BN token embeddings can outperform Lloyd's across all data distributions.")
@@ -101,12 +105,19 @@ def claim_15d(tables):
 
 
 def _ne_minus_l2(c: pd.DataFrame) -> pd.DataFrame:
+    """Per (fig, family, k, tau, embedding) of c (_family_cells(once=False)): NE's and L2's values and NE - L2; a
+    pair another figure holds with the same runs (Fig 16 at k = 10 is Fig 4's) counts once."""
     c = c.assign(embedding=c["curve"].str.split(":").str[0], regularizer=c["curve"].str.split(":").str[1])
-    wide = c.pivot_table(index=["fig", "family", "k", "tau", "embedding"], columns="regularizer", values="value")
-    if not {"L2", "NE"} <= set(wide.columns):
+    wide = c.pivot(index=["fig", "family", "k", "tau", "embedding"], columns="regularizer", values=["value", "runs"])
+    if not {"L2", "NE"} <= set(wide.columns.get_level_values(1)):
         raise NotRun("no cell with both L2 and NE curves")
-    wide = wide.dropna(subset=["L2", "NE"])
-    return _require(wide.assign(diff=wide["NE"] - wide["L2"]).reset_index(), "cells with finite L2 and NE")
+    wide = wide.dropna(subset=[("value", "L2"), ("value", "NE")])
+    pairs = pd.DataFrame({"NE": wide[("value", "NE")].astype(float), "L2": wide[("value", "L2")].astype(float),
+                          "runs": wide[("runs", "NE")] + " | " + wide[("runs", "L2")]}).reset_index()
+    order = {f: i for i, f in enumerate(dict.fromkeys(c["fig"]))}  # the figures' order, not pivot's alphabetical one
+    pairs = pairs.sort_values("fig", key=lambda f: f.map(order), kind="stable").reset_index(drop=True)
+    pairs = counted_once(pairs) if len(pairs) else pairs.drop(columns="runs")
+    return _require(pairs.assign(diff=pairs["NE"] - pairs["L2"]), "cells with finite L2 and NE")
 
 
 def _pairs_str(w: pd.DataFrame) -> str:
@@ -116,11 +127,11 @@ def _pairs_str(w: pd.DataFrame) -> str:
 
 @claim("15e", "Fig 4, §3", "fig4",
        "At tau = 0.1, NE and L2 generalise equally well (OH, BN; every non-cauchy family).",
-       "every Fig 4 and Fig 16 (family other than cauchy, k, embedding OH or BN) at tau = 0.1: |median final "
-       "relative validation loss of NE - of L2| <= threshold", f"{EQUAL_GEN_MAX:g}",
+       "every Fig 4 and Fig 16 (family other than cauchy, k, embedding OH or BN) at tau = 0.1, a cell both figures "
+       "hold (the same runs) counted once: |median final relative validation loss of NE - of L2| <= threshold", f"{EQUAL_GEN_MAX:g}",
        quote="When tau = 0.1, both NE-regularized and L2-regularized min generalize equally well.")
 def claim_15e(tables):
-    c = _family_cells(tables)
+    c = _family_cells(tables, once=False)
     c = c[(c["family"] != CAUCHY) & np.isclose(c["tau"].astype(float), TAU_LOW) & c["curve"].isin(OH_BN)]
     w = _ne_minus_l2(c)
     ok = w["diff"].abs() <= EQUAL_GEN_MAX
@@ -136,7 +147,7 @@ def claim_15e(tables):
              "at a larger min-regularization of tau = 1 in Figure 16(a) and Figure 16(b), the L2-regularized min "
              "provides better generalization than the NE-regularized min.")
 def claim_15f(tables):
-    c = _family_cells(tables, ("fig16",))
+    c = _family_cells(tables, ("fig16",), once=False)
     c = c[(c["family"] != CAUCHY) & np.isclose(c["tau"].astype(float), TAU_HIGH) & c["curve"].isin(OH_BN)]
     w = _ne_minus_l2(c)
     ok = w["diff"] > 0
@@ -145,7 +156,8 @@ def claim_15f(tables):
 
 def _first_last(tables, figs=("fig2", "fig10")) -> pd.DataFrame:
     """Per (fig, d, tau, curve) of the training figures held: the median over seeds of the relative validation
-    loss at the first validation after step 0 (`first`) and at the end (`value`).
+    loss at the first validation after step 0 (`first`) and at the end (`value`); a cell both figures hold (the
+    same runs) counts once, as "fig2=fig10".
 
     Step 0 is the untrained model (8-33 times one Lloyd step at paper scale): every run falls from it, so
     "the validation loss increases during training" could never hold against it and "reduces" always would.
@@ -157,10 +169,11 @@ def _first_last(tables, figs=("fig2", "fig10")) -> pd.DataFrame:
         sub = rel_val_after_start(df)
         first = sub[sub["step"] == sub.groupby(keys + ["curve", "seed"])["step"].transform("min")]
         first = first.groupby(keys + ["curve"], as_index=False)["value"].median().rename(columns={"value": "first"})
-        out.append(ends.merge(first, on=keys + ["curve"]).assign(fig=fig))
+        out.append(ends.merge(first, on=keys + ["curve"]).merge(cell_runs(df, keys), on=keys + ["curve"])
+                   .assign(fig=fig))
     if not out:
         raise NotRun("neither fig2 nor fig10 was produced")
-    return pd.concat(out, ignore_index=True)
+    return counted_once(pd.concat(out, ignore_index=True))  # Fig 2a is Fig 10's d = 4 runs: counted once
 
 
 def _fl_str(c: pd.DataFrame) -> str:
@@ -176,8 +189,8 @@ _FIG2_QUOTE = ("The worst upper-bounds with the NE-regularizer are reflected in 
 
 @claim("16a", "Fig 2a, §3 (and Fig 10)", "fig10",
        "At tau = 1, the NE validation loss increases during training (every embedding).",
-       "every NE curve at tau = 1 of Fig 2 and Fig 10: median final relative validation loss > the median at the "
-       "first validation after step 0 (step 0 is the untrained model)", "strict >", quote=_FIG2_QUOTE)
+       "every NE curve at tau = 1 of Fig 2 and Fig 10 (a curve both hold, the same runs, counted once): median final "
+       "relative validation loss > the median at the first validation after step 0 (step 0 is the untrained model)", "strict >", quote=_FIG2_QUOTE)
 def claim_16a(tables):
     c = _first_last(tables)
     c = c[np.isclose(c["tau"].astype(float), TAU_HIGH) & c["curve"].str.endswith(":NE")].dropna(subset=["value", "first"])
@@ -188,8 +201,9 @@ def claim_16a(tables):
 
 @claim("16b", "Fig 2a, §3 (and Fig 10)", "fig10",
        "At tau = 1, L2 reduces the validation loss during training but does not match one Lloyd step.",
-       "every L2 curve at tau = 1 of Fig 2 and Fig 10: median final relative validation loss < the median at the "
-       "first validation after step 0 (step 0 is the untrained model), and >= threshold", f"{REL_VAL_ONE:g}",
+       "every L2 curve at tau = 1 of Fig 2 and Fig 10 (a curve both hold, the same runs, counted once): median final "
+       "relative validation loss < the median at the first validation after step 0 (step 0 is the untrained "
+       "model), and >= threshold", f"{REL_VAL_ONE:g}",
        quote=_FIG2_QUOTE)
 def claim_16b(tables):
     c = _first_last(tables)
